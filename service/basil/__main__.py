@@ -1,0 +1,3 @@
+from basil.cli import main
+
+main()

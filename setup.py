@@ -1,0 +1,37 @@
+"""Packaging for Basil: IO load balancing and storage QoS for VMware vSphere."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="basil",
+    version="0.1.0",
+    description="Automatic IO load balancing and storage QoS for VMware vSphere (BASIL + Storage Resource Pools)",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    package_dir={"": "service"},
+    packages=find_packages("service"),
+    package_data={"basil": ["py.typed", "data/*", "data/**/*"]},
+    include_package_data=True,
+    install_requires=[
+        "click>=8.1,<9",
+        "PyYAML>=6.0,<7",
+        "numpy>=1.26,<3",
+    ],
+    extras_require={
+        "test": [
+            "pytest>=8,<9",
+            "hypothesis>=6.100,<7",
+        ],
+        "dev": [
+            "ruff>=0.6",
+            "mypy>=1.11",
+            "types-PyYAML",
+        ],
+    },
+    entry_points={"console_scripts": ["basil=basil.cli:main"]},
+    classifiers=[
+        "Programming Language :: Python :: 3.11",
+        "Typing :: Typed",
+    ],
+)
