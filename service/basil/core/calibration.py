@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,3 +219,46 @@ def calibrate(points: Sequence[GridPoint], path: str = "grid") -> Calibration:
         summary_without_sequential=summarize_errors(errors[~sequential]),
         sequential_points=int(np.count_nonzero(sequential)),
     )
+
+
+GRID_COLUMNS = ("oio", "io_size_kb", "read_pct", "random_pct", "latency_ms")
+
+
+def grid_from_rows(rows: Sequence[object], path: str = "grid") -> list[GridPoint]:
+    """Grid points from decoded rows (CSV records or JSON objects); every bad field is reported.
+
+    Each row needs exactly the columns of :data:`GRID_COLUMNS`; numbers may be given as strings
+    (as CSV gives them). Unknown columns are errors, so a misspelt column is never silently dropped.
+    """
+    problems: list[Problem] = []
+    points: list[GridPoint] = []
+    for i, row in enumerate(rows):
+        at = f"{path}[{i}]"
+        if not isinstance(row, Mapping):
+            problems.append(Problem(at, "must be an object with " + ", ".join(GRID_COLUMNS)))
+            continue
+        values: dict[str, float] = {}
+        for column in GRID_COLUMNS:
+            if column not in row or row[column] in (None, ""):
+                problems.append(Problem(f"{at}.{column}", "missing required field"))
+                continue
+            value = row[column]
+            try:
+                if isinstance(value, bool) or not isinstance(value, int | float | str):
+                    raise ValueError
+                values[column] = float(value)
+            except ValueError:
+                problems.append(Problem(f"{at}.{column}", f"must be a number, got {value!r}"))
+        for column in row:
+            if column not in GRID_COLUMNS:
+                problems.append(
+                    Problem(f"{at}.{column}", f"unknown field (allowed: {', '.join(GRID_COLUMNS)})")
+                )
+        if len(values) == len(GRID_COLUMNS):
+            point = GridPoint(**values)
+            problems += point.problems(at)
+            points.append(point)
+    if not rows:
+        problems.append(Problem(path, "the grid has no points"))
+    raise_if_problems(problems, "calibration grid")
+    return points
