@@ -283,9 +283,10 @@ class _PodBalancer:
         if self.budget.gb is not None:
             size_limit = min(size_limit, self.budget.gb + 1e-9)
         conflicts: dict[int, frozenset[int]] = {}
-        if any(u.conflicts for u in candidates):
-            for i, u in enumerate(candidates):
-                clash = frozenset(j for j, v in enumerate(candidates) if v.vm != u.vm and v.vm in u.conflicts)
+        for i, u in enumerate(candidates):
+            # Anti-affinity is symmetric, so each clashing pair is found from both sides.
+            if u.conflicts:
+                clash = frozenset(j for j, v in enumerate(candidates) if v.vm in u.conflicts)
                 if clash:
                     conflicts[i] = clash
         least_disturbance = self.params.candidate_order != ORDER_LOAD_PER_GB

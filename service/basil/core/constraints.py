@@ -84,11 +84,20 @@ def conflicting_vms(vm: str, anti_affinity: Iterable[frozenset[str]]) -> frozens
     return frozenset(result)
 
 
+def conflict_index(anti_affinity: Iterable[frozenset[str]]) -> dict[str, frozenset[str]]:
+    """For every VM named in an anti-affinity group, the VMs it may not share a datastore with."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for group in anti_affinity:
+        for vm in group:
+            found[vm] |= group
+    return {vm: frozenset(others - {vm}) for vm, others in found.items()}
+
+
 def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> list[Unit]:
     """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id)."""
     rules = snapshot.rules
     window = params.ping_pong_hours * 3600.0
-    conflicts_of: dict[str, frozenset[str]] = {}
+    conflicts_of = conflict_index(rules.anti_affinity)
     maintenance = {ds.name for ds in snapshot.datastores if ds.maintenance}
     groups: dict[tuple[str, str, str], list[Disk]] = defaultdict(list)
     for disk in snapshot.disks:
@@ -99,8 +108,6 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     for key in sorted(groups):
         members = sorted(groups[key], key=lambda d: d.id)
         vm = key[1]
-        if vm not in conflicts_of:
-            conflicts_of[vm] = conflicting_vms(vm, rules.anti_affinity)
         pinned: str | None = None
         why = ""
         if vm in rules.excluded_vms:
@@ -132,7 +139,7 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
                 iops=None
                 if any(v is None for v in iops_values)
                 else sum(v for v in iops_values if v is not None),
-                conflicts=conflicts_of[vm],
+                conflicts=conflicts_of.get(vm, frozenset()),
                 pinned=pinned,
                 pinned_reason=why,
             )

@@ -132,13 +132,15 @@ class DeviceFit:
                 f"P = {self.performance:.3g} from {self.points_used} intervals "
                 f"(slope {self.slope:.3g} ms/IO, r² {self.r_squared:.2f}{dropped})"
             )
-        reasons = {
-            FitStatus.NO_DATA: "no samples",
-            FitStatus.TOO_FEW_POINTS: f"only {self.points_used} usable intervals",
-            FitStatus.NO_OIO_SPREAD: f"all {self.points_used} usable intervals have the same OIO",
-            FitStatus.NON_POSITIVE_SLOPE: f"latency does not rise with OIO (slope {self.slope:.3g} ms/IO)",
-        }
-        return f"no device model: {reasons[self.status]}{dropped}"
+        if self.status is FitStatus.NO_DATA:
+            why = "no samples"
+        elif self.status is FitStatus.TOO_FEW_POINTS:
+            why = f"only {self.points_used} usable intervals"
+        elif self.status is FitStatus.NO_OIO_SPREAD:
+            why = f"all {self.points_used} usable intervals have the same OIO"
+        else:
+            why = f"latency does not rise with OIO (slope {self.slope or 0.0:.3g} ms/IO)"
+        return f"no device model: {why}{dropped}"
 
 
 def aggregate_intervals(samples: Sequence[DeviceSample]) -> tuple[list[AggregatedInterval], dict[str, int]]:

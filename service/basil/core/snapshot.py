@@ -677,3 +677,122 @@ def load_snapshot_json(text: str, *, default_now: float | None = None) -> Snapsh
             "snapshot",
         ) from err
     return parse_snapshot(document, default_now=default_now)
+
+
+def _datastore_document(ds: Datastore) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": ds.name,
+        "capacity_gb": ds.capacity_gb,
+        "free_gb": ds.free_gb,
+        "hosts": sorted(ds.hosts),
+    }
+    if ds.maintenance:
+        entry["maintenance"] = True
+    if ds.performance is not None:
+        entry["performance"] = ds.performance
+    if ds.samples:
+        entry["samples"] = [
+            {
+                "host": s.host,
+                "oio": s.oio,
+                "latency_ms": s.latency_ms,
+                "iops": s.iops,
+                "io_size_kb": s.io_size_kb,
+                "seq_pct": s.seq_pct,
+                **({"time": s.time} if s.time is not None else {}),
+                **({"op": s.op} if s.op != OP_READ else {}),
+            }
+            for s in ds.samples
+        ]
+    if ds.pod != DEFAULT_POD:
+        entry["pod"] = ds.pod
+    return entry
+
+
+def _disk_document(disk: Disk) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": disk.id,
+        "vm": disk.vm,
+        "datastore": disk.datastore,
+        "size_gb": disk.size_gb,
+        "hosts": sorted(disk.hosts),
+    }
+    if disk.load is not None:
+        item["load"] = disk.load
+    if disk.workload is not None:
+        w = disk.workload
+        item["workload"] = {
+            "oio": w.oio,
+            "io_size_kb": w.io_size_kb,
+            "read_pct": w.read_pct,
+            "random_pct": w.random_pct,
+        }
+    if disk.samples:
+        item["samples"] = [
+            {
+                "oio": s.oio,
+                "io_size_kb": s.io_size_kb,
+                "read_pct": s.read_pct,
+                "random_pct": s.random_pct,
+                **({"time": s.time} if s.time is not None else {}),
+            }
+            for s in disk.samples
+        ]
+    optional = {"iops": disk.iops, "last_moved": disk.last_moved}
+    item.update({k: v for k, v in optional.items() if v is not None})
+    return item
+
+
+def _params_document(params: BalancerParams) -> dict[str, Any]:
+    wm, dm = params.workload_model, params.device_model
+    options: dict[str, Any] = {
+        "imbalance_threshold": params.imbalance_threshold,
+        "space_headroom_pct": params.space_headroom_pct,
+        "candidate_order": params.candidate_order,
+        "ping_pong_hours": params.ping_pong_hours,
+        "seed": params.seed,
+        "subset_trials": params.subset_trials,
+        "subset_tolerance": params.subset_tolerance,
+        "max_pair_attempts": params.max_pair_attempts,
+        "workload_model": {
+            "k1": wm.constants.k1,
+            "k2": wm.constants.k2,
+            "k3": wm.constants.k3,
+            "k4": wm.constants.k4,
+            "percentile": wm.percentile,
+            "window_hours": wm.window_hours,
+            "sequential_random_pct": wm.sequential_random_pct,
+            "writes_read_pct": wm.writes_read_pct,
+        },
+        "device_model": {
+            "max_io_size_kb": dm.max_io_size_kb,
+            "max_seq_pct": dm.max_seq_pct,
+            "min_points": dm.min_points,
+        },
+    }
+    budgets = {"max_moves": params.max_moves, "max_gb": params.max_gb}
+    options.update({k: v for k, v in budgets.items() if v is not None})
+    return options
+
+
+def snapshot_to_document(snapshot: Snapshot, params: BalancerParams | None = None) -> dict[str, Any]:
+    """The JSON form of a snapshot (and its params as ``options``); :func:`parse_snapshot` reads it back."""
+    options = _params_document(params) if params is not None else {}
+    rules = snapshot.rules
+    if rules.splittable_vms:
+        options["splittable_vms"] = sorted(rules.splittable_vms)
+    if rules.anti_affinity:
+        options["anti_affinity"] = [sorted(group) for group in rules.anti_affinity]
+    if rules.excluded_vms:
+        options["excluded_vms"] = sorted(rules.excluded_vms)
+    if snapshot.now is not None:
+        options["now"] = snapshot.now
+    document: dict[str, Any] = {
+        "datastores": [_datastore_document(ds) for ds in snapshot.datastores],
+        "disks": [_disk_document(d) for d in snapshot.disks],
+    }
+    if snapshot.description:
+        document["description"] = snapshot.description
+    if options:
+        document["options"] = options
+    return document

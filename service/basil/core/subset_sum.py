@@ -62,7 +62,7 @@ def _fits_with(
     return True
 
 
-def _trial(limits: _Limits, order: Sequence[int]) -> tuple[list[int], float]:
+def _trial(limits: _Limits, order: Sequence[int], min_gain: float) -> tuple[list[int], float]:
     # Phase 1: greedy in the given order, keeping each item that still fits.
     chosen_order: list[int] = []
     chosen: set[int] = set()
@@ -80,6 +80,8 @@ def _trial(limits: _Limits, order: Sequence[int]) -> tuple[list[int], float]:
 
     # Phase 2: local improvement. For each chosen item, the largest unchosen item that may replace
     # it without overshooting the target; unchosen items are kept sorted by value for bisection.
+    # A swap must gain more than *min_gain* (the caller's tolerance), so an item chosen for the
+    # caller's preference is not traded for a negligible gain.
     unchosen = sorted((limits.values[i], i) for i in order if i not in chosen)
     for position, item in enumerate(chosen_order):
         if not unchosen:
@@ -88,7 +90,7 @@ def _trial(limits: _Limits, order: Sequence[int]) -> tuple[list[int], float]:
         hi = bisect.bisect_right(unchosen, (room, math.inf))
         for j in range(hi - 1, -1, -1):
             value, candidate = unchosen[j]
-            if value <= limits.values[item]:
+            if value <= limits.values[item] + min_gain:
                 break
             if _fits_with(limits, chosen, total, size, item=candidate, leaving=item):
                 del unchosen[j]
@@ -120,8 +122,10 @@ def approximate_subset_sum(
     """A subset of *values* whose sum is as large as possible without exceeding *target* (RGLI).
 
     The first trial follows *preferred_order* when given, the others a random permutation drawn from
-    *rng*. Trials whose sum is within ``tolerance * target`` of the best are equally good and the one
-    with the lowest *cost* (then fewer items, then lower indices) is returned. Items with a value of
+    *rng*. Sums within ``tolerance * target`` of each other count as equally good: phase 2 makes no
+    swap that gains less, and among trials within it of the best the one with the lowest *cost*
+    (then the larger sum, fewer items, lower indices) is returned. With ``tolerance=0`` this is
+    Przydatek's RGLI. Items with a value of
     zero or less never help and are never chosen.
     """
     n = len(values)
@@ -146,11 +150,13 @@ def approximate_subset_sum(
         else:
             order = list(useful)
             rng.shuffle(order)
-        chosen, total = _trial(limits, order)
+        chosen, total = _trial(limits, order, tolerance * target)
         results.append((tuple(sorted(chosen)), total))
-        # No later trial can beat the target itself, so one that lands on it (or, for the preferred
-        # first trial, within the tolerance of it) ends the search.
-        if total >= target * (1.0 - 1e-12) or (
+        # A trial that lands on the target cannot be beaten on sum; without a cost to compare, it
+        # ends the search. The preferred-order trial also ends it when within the tolerance: it is
+        # then as good as any later one and follows the caller's preference.
+        exact = total >= target * (1.0 - 1e-12)
+        if (exact and cost is None) or (
             t == 0 and preferred_order is not None and total >= target * (1.0 - tolerance)
         ):
             break
