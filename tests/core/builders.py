@@ -165,3 +165,21 @@ def sigma_over_mu(values: Iterable[float]) -> float:
 
 def workload(oio: float, io_size_kb: float, read_pct: float, random_pct: float) -> WorkloadParams:
     return WorkloadParams(oio, io_size_kb, read_pct, random_pct)
+
+
+def after_plan(snap: Snapshot, plan: Plan, performance: dict[str, float] | None = None) -> Snapshot:
+    """The snapshot once the plan's moves are done (free space follows), with new P values if given."""
+    where = applied_placement(snap, plan)
+    disks = tuple(dataclasses.replace(d, datastore=where[d.id]) for d in snap.disks)
+    sizes = {d.id: d.size_gb for d in snap.disks}
+    free = {ds.name: ds.free_gb for ds in snap.datastores}
+    for d in snap.disks:
+        if where[d.id] != d.datastore:
+            free[d.datastore] += sizes[d.id]
+            free[where[d.id]] -= sizes[d.id]
+    performance = performance or {}
+    stores = tuple(
+        dataclasses.replace(ds, free_gb=free[ds.name], performance=performance.get(ds.name, ds.performance))
+        for ds in snap.datastores
+    )
+    return dataclasses.replace(snap, datastores=stores, disks=disks)
