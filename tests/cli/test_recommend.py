@@ -216,7 +216,7 @@ def test_calibrate_prints_constants_and_errors(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     for line in ("K1 = 3 ", "K2 = 20 ", "K3 = 0.2 ", "K4 = 0.9 ", "K5 = 50 "):
         assert line in result.stdout
-    assert "without the 150 100 % sequential" in result.stdout
+    assert "without 100 % sequential (150 points)" in result.stdout
     as_json = run("model", "calibrate", "--grid", str(path), "--json")
     data = json.loads(as_json.stdout)
     assert data["k1"] == pytest.approx(3.0)

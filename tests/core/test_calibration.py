@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 
 import pytest
@@ -16,7 +17,7 @@ from basil.core.calibration import (
 from basil.core.workload_model import WorkloadConstants
 from basil.errors import ValidationError
 
-from .builders import product_form_grid
+from .builders import EXAMPLES, product_form_grid
 
 TRUE = WorkloadConstants(k1=2.0, k2=24.0, k3=0.3, k4=0.8)
 TRUE_K5 = 40.0
@@ -126,3 +127,18 @@ def test_bad_rows_name_their_fields() -> None:
         grid_from_rows(rows)
     fields = {p.field for p in err.value.problems}
     assert fields == {"grid[0].latency_ms", "grid[1].oio", "grid[1].iops", "grid[2]"}
+
+
+def test_bundled_example_grid_is_the_documented_synthetic_grid() -> None:
+    # examples/calibration-grid.csv (used in the README) is product_form_grid(K = 2, 24, 0.3, 0.8;
+    # K5 = 40; 5 % noise; 100 % sequential latencies × 0.45; seed 2010), latencies to 3 decimals.
+    with (EXAMPLES / "calibration-grid.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    expected = product_form_grid(TRUE, TRUE_K5, noise=0.05, sequential_factor=0.45, seed=2010)
+    assert len(rows) == len(expected) == 750
+    for row, point in zip(rows, expected, strict=True):
+        assert float(row["oio"]) == point.oio
+        assert float(row["io_size_kb"]) == point.io_size_kb
+        assert float(row["read_pct"]) == point.read_pct
+        assert float(row["random_pct"]) == point.random_pct
+        assert row["latency_ms"] == f"{point.latency_ms:.3f}"

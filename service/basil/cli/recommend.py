@@ -352,7 +352,7 @@ def format_calibration(result: Calibration, source: str) -> str:
         "Relative error (predicted - measured) / measured, as in BASIL Figure 3:",
     ]
     lines += _table(
-        ["", "all points", f"without the {result.sequential_points} 100 % sequential"],
+        ["", "all points", f"without 100 % sequential ({result.sequential_points} points)"],
         _summary_rows(result.summary, result.summary_without_sequential),
     )
     lines += [

@@ -379,7 +379,7 @@ class _PodBalancer:
             f"Move {what} of VM {unit.vm} ({unit.size_gb:.1f} GB, L = {unit.load:.4g}) "
             f"from {source} to {target}: "
             f"{source} is {src_rank} datastore of pod {self.name} (N {nx_before:.4g} → {nx_after:.4g}) and "
-            f"{target} {tgt_rank} that can take it (N {ny_before:.4g} → {ny_after:.4g}); "
+            f"{target} is {tgt_rank} (N {ny_before:.4g} → {ny_after:.4g}); "
             f"the pod's imbalance f = σ/μ falls from {f_before:.3f} to {self.f:.3f}."
         )
         if self.new[pair.y]:
