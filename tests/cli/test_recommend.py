@@ -6,6 +6,9 @@ import csv
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -233,6 +236,14 @@ def test_calibrate_reads_json_grids(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["k2"] == pytest.approx(WorkloadConstants().k2)
 
 
+def test_calibrate_grid_of_only_sequential_points(tmp_path: Path) -> None:
+    rows = [dataclasses.asdict(p) for p in product_form_grid(WorkloadConstants(), 10.0) if p.random_pct == 0]
+    # With random % fixed at 0 no pair varies it, so K4 cannot be derived: a clear error.
+    result = run("model", "calibrate", "--grid", write(tmp_path, rows, "grid.json"))
+    assert result.exit_code == 2
+    assert "K4" in result.stderr
+
+
 def test_calibrate_rejects_a_bad_grid(tmp_path: Path) -> None:
     path = tmp_path / "bad.csv"
     path.write_text("oio,io_size_kb,read_pct,random_pct,latency\n4,8,50,100,3\n", encoding="utf-8")
@@ -248,3 +259,20 @@ def test_help_lists_the_offline_commands() -> None:
     assert result.exit_code == 0
     for command in ("recommend", "place", "model"):
         assert command in result.stdout
+
+
+def test_same_plan_in_separate_processes() -> None:
+    # Same input, same plan: also across interpreters with different string-hash seeds.
+    outputs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-m", "basil", "recommend", "--snapshot", str(TABLE4), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["moves"]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from basil.core.balancer import recommend
+from basil.core.device_model import DeviceSample
 from basil.core.params import REASON_BALANCE_IO, BalancerParams
 from basil.core.plan import (
     STOP_BALANCED,
@@ -376,3 +379,28 @@ def test_bad_params_are_reported_before_anything_runs() -> None:
             many_disks(), BalancerParams(imbalance_threshold=-1, max_moves=-2, candidate_order="fastest")
         )
     assert {p.field for p in err.value.problems} == {"imbalance_threshold", "max_moves", "candidate_order"}
+
+
+def test_device_models_fitted_from_samples_drive_the_balance() -> None:
+    def line(slope: float, host_count: int = 2) -> tuple[DeviceSample, ...]:
+        # Each host sees half of the total OIO; latency follows the device's line in the total.
+        return tuple(
+            DeviceSample(f"esx-{h + 1}", total / host_count, 2 + slope * total, 100, 8, 5, time=float(t))
+            for t, total in enumerate((4.0, 8.0, 16.0, 24.0, 32.0, 48.0))
+            for h in range(host_count)
+        )
+
+    slow = dataclasses.replace(datastore("slow", performance=None), samples=line(2.0))  # P = 0.5
+    fast = dataclasses.replace(datastore("fast", performance=None), samples=line(0.25))  # P = 4
+    disks = [disk(f"vm{i}/d0", "slow", load=100) for i in range(3)]
+    snap = snapshot([slow, fast], [*disks, disk("vm9/d0", "fast", load=100)])
+    plan = recommend(snap)
+    assert plan.datastores["slow"].source == "fitted"
+    assert plan.datastores["slow"].performance == pytest.approx(0.5)
+    assert plan.datastores["fast"].performance == pytest.approx(4.0)
+    assert plan.moves
+    assert all((m.source, m.target) == ("slow", "fast") for m in plan.moves)
+    fit = plan_to_dict(plan)["datastores"]["fast"]["fit"]
+    assert fit["status"] == "ok"
+    assert fit["points_used"] == 6
+    assert fit["r_squared"] == pytest.approx(1.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import textwrap
 import time
 from collections.abc import Sequence
@@ -319,7 +320,7 @@ def _read_grid(path: Path) -> list[object]:
 
 
 def _pct(value: float) -> str:
-    return f"{value * 100:.1f} %"
+    return f"{value * 100:.1f} %" if math.isfinite(value) else "-"
 
 
 def _summary_rows(a: ErrorSummary, b: ErrorSummary) -> list[list[str]]:
@@ -363,14 +364,17 @@ def format_calibration(result: Calibration, source: str) -> str:
 
 
 def _summary_dict(s: ErrorSummary) -> dict[str, Any]:
+    def value(x: float) -> float | None:
+        return x if math.isfinite(x) else None  # no points: no statistic
+
     return {
         "points": s.points,
-        "mean_abs": s.mean_abs,
-        "median_abs": s.median_abs,
-        "p90_abs": s.p90_abs,
-        "max_abs": s.max_abs,
-        "within_10pct": s.within_10pct,
-        "within_25pct": s.within_25pct,
+        "mean_abs": value(s.mean_abs),
+        "median_abs": value(s.median_abs),
+        "p90_abs": value(s.p90_abs),
+        "max_abs": value(s.max_abs),
+        "within_10pct": value(s.within_10pct),
+        "within_25pct": value(s.within_25pct),
         "histogram": dict(s.histogram),
     }
 
