@@ -226,7 +226,8 @@ def test_targets_in_maintenance_are_never_used_and_left_out_of_the_balance() -> 
 
 def test_targets_must_be_visible_from_the_disks_hosts() -> None:
     snap = snapshot(
-        [datastore("hot"), datastore("blind", hosts=("esx-2",)), datastore("cold", performance=0.5)],
+        # cold is slower than blind, so only visibility can explain choosing it.
+        [datastore("hot"), datastore("blind", hosts=("esx-2",)), datastore("cold", performance=0.8)],
         [
             disk("vm1/d0", "hot", load=100, hosts=("esx-1",)),
             disk("vm2/d0", "hot", load=100, hosts=("esx-1",)),
@@ -235,6 +236,21 @@ def test_targets_must_be_visible_from_the_disks_hosts() -> None:
     plan = recommend(snap)
     assert plan.moves
     assert all(m.target == "cold" for m in plan.moves)
+
+
+def test_a_move_never_leaves_its_target_hotter_than_its_source_was() -> None:
+    # Moving 100 onto the slow datastore would lower σ/μ (1.41 -> 0.82) only because μ rises: the
+    # hot spot would just move there (N 200 -> 200). That is no balancing.
+    snap = snapshot(
+        [datastore("hot"), datastore("slow", performance=0.5), datastore("idle", hosts=("esx-2",))],
+        [
+            disk("vm1/d0", "hot", load=100, hosts=("esx-1",)),
+            disk("vm2/d0", "hot", load=100, hosts=("esx-1",)),
+        ],
+    )
+    plan = recommend(snap)
+    assert plan.moves == ()
+    assert plan.pods[0].stop == STOP_NO_IMPROVING_MOVE
 
 
 def test_anti_affine_vms_never_share_a_target() -> None:

@@ -178,6 +178,7 @@ def test_every_move_respects_the_constraints_and_lowers_the_imbalance(
             assert received[m.target] == 0, "a datastore without a model takes one unit per round"
             received[m.target] += 1
 
+        assert m.target_n_after < m.source_n_before, "a move left its target hotter than its source was"
         f_before = pod_imbalance(snap, where, perf, m.pod)
         for d in m.disks:
             where[d] = m.target

@@ -5,9 +5,10 @@ while the imbalance f = σ/μ of the normalized loads is above the threshold, th
 datastore is paired with the least loaded one and a subset of its units, chosen by approximate
 subset sum (Przydatek's RGLI, §5 [16]) to land as close as possible to the load that equalizes the
 pair, moves across. Every single move is accepted only if the pod's f, recomputed from all its N,
-strictly falls. When the extreme pair yields nothing, the next pairs are tried (most loaded sources
-against least loaded targets) up to ``max_pair_attempts`` pairs that have eligible units; when none
-helps, the pod is done.
+strictly falls and its target ends below the source's N before the move (σ/μ alone would also
+reward piling load onto a slow datastore, which raises μ). When the extreme pair yields nothing,
+the next pairs are tried (most loaded sources against least loaded targets) up to
+``max_pair_attempts`` pairs that have eligible units; when none helps, the pod is done.
 
 Choices the paper leaves open, made here:
 - The unit is one VM's disks on one datastore (see :mod:`basil.core.constraints`); a unit moves at
@@ -317,7 +318,8 @@ class _PodBalancer:
         best_f = self.f
         for unit in candidates:
             trial_f = self._incremental_imbalance(pair.x, pair.y, unit.load)
-            if trial_f < best_f - _EPSILON:
+            target_after = float(self.N[pair.y]) + unit.load / float(self.P[pair.y])
+            if trial_f < best_f - _EPSILON and target_after < float(self.N[pair.x]):
                 best, best_f = unit, trial_f
         return best
 
@@ -341,13 +343,18 @@ class _PodBalancer:
         self._squares = float(np.dot(self.N, self.N))
 
     def _move_if_better(self, unit: Unit, pair: _Pair, number: int) -> Move | None:
-        """Apply *unit*'s move if the pod's f, recomputed from every N, strictly falls."""
+        """Apply *unit*'s move if the pod's f, recomputed from every N, strictly falls.
+
+        f = σ/μ also falls when μ merely rises, and moving load onto a slower datastore raises μ
+        (ΣN grows by L/P_y − L/P_x). So a move must also leave its target below the level its
+        source had: it relieves a hot spot without making a hotter one.
+        """
         x, y = pair.x, pair.y
         before = (float(self.N[x]), float(self.N[y]), self.f)
         self.N[x] = (self.S[x] - unit.load) / self.P[x]
         self.N[y] = (self.S[y] + unit.load) / self.P[y]
         f_after = imbalance(self.N)
-        if not f_after < before[2] - _EPSILON:
+        if not (f_after < before[2] - _EPSILON and self.N[y] < before[0]):
             self.N[x], self.N[y] = before[0], before[1]
             return None
         self.S[x] -= unit.load
