@@ -1,0 +1,207 @@
+"""One SRP control step (Algorithm 1 of the paper): demand, R/L/S divvy, entitlements, host queue depths.
+
+The result is backend-neutral: per VM and per virtual disk the dynamic reservation, limit, shares,
+entitlement and demand, and per host its queue depth Q_h. Mapping it onto a QoS actuator (vSphere's
+per-disk ``storageIOAllocation`` in :mod:`basil.srp.vsphere_allocation`, or storage-policy IOPS
+limits) is the business of modules that only read this result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from basil.errors import Problem, raise_if_problems
+from basil.srp.capacity import (
+    ArrayState,
+    array_iops,
+    host_queue_depths,
+    next_queue_depth,
+    queue_depth_for_iops,
+)
+from basil.srp.demand import DemandSnapshot, DiskShare, tree_demand
+from basil.srp.divvy import divvy_shares, divvy_with_demand
+from basil.srp.params import SrpParams
+from basil.srp.tree import NodeKind, PoolTree
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Dynamic settings of one node for the next interval (IOPS; shares in the root's share units).
+
+    ``limit`` is ``math.inf`` when unlimited. Shares come from the S-divvy, so they add up: a
+    pool's shares equal the sum of its children's.
+    """
+
+    reservation: float
+    limit: float
+    shares: float
+    entitlement: float
+    demand: float
+
+    def scaled(self, weight: float) -> Allocation:
+        """This allocation's part for a disk of weight ``weight`` (an unlimited limit stays unlimited)."""
+        return Allocation(
+            reservation=self.reservation * weight,
+            limit=math.inf if math.isinf(self.limit) else self.limit * weight,
+            shares=self.shares * weight,
+            entitlement=self.entitlement * weight,
+            demand=self.demand * weight,
+        )
+
+
+@dataclass(frozen=True)
+class DiskAllocation:
+    """One virtual disk's settings: its own leaf's, or its part of its VM's (see :func:`allocate`)."""
+
+    vm: str
+    disk: str
+    datastore: str
+    host: str | None
+    allocation: Allocation
+    leaf: bool  # True when the disk is a leaf of the tree itself
+
+    @property
+    def key(self) -> str:
+        return f"{self.vm}/{self.disk}"
+
+
+@dataclass(frozen=True)
+class SrpResult:
+    root: Allocation
+    pools: Mapping[str, Allocation]
+    vms: Mapping[str, Allocation]  # every VM of the tree; a VM placed by disks gets their sum
+    disks: tuple[DiskAllocation, ...]
+    hosts: Mapping[str, float]  # host queue depth Q_h (eq. 6), outstanding IOs
+    array_iops: float  # eq. 5
+    queue_depth: float  # Q(t+1)
+    latency_threshold_ms: float
+
+
+def control_step(tree: PoolTree, snapshot: DemandSnapshot, array: ArrayState, params: SrpParams) -> SrpResult:
+    """Algorithm 1: update Q by eq. 4, convert it to array IOPS by eq. 5, then :func:`allocate`."""
+    params.validate()
+    q_next = next_queue_depth(array, params)
+    return allocate(tree, snapshot, array_iops(q_next, params.latency_threshold_ms), params, q_next)
+
+
+def allocate(
+    tree: PoolTree,
+    snapshot: DemandSnapshot,
+    capacity_iops: float,
+    params: SrpParams,
+    queue_depth: float | None = None,
+) -> SrpResult:
+    """Divide the root's R and L and ``capacity_iops`` (the array's IOPS) down the tree.
+
+    - Demand: eq. 1–3 at the leaves, summed and clamped at every pool (:mod:`basil.srp.demand`).
+    - R-divvy of the root reservation, L-divvy of the root limit, and the entitlement divvy of the
+      array IOPS (capped at the root limit, which bounds the whole tree), each by Algorithm 2 with
+      the temporary limits of §3.2 (:func:`basil.srp.divvy.divvy_with_demand`); S-divvy of the
+      root's shares by the static share ratios.
+    - Disks: a whole-VM leaf's reservation, limit, shares, entitlement and demand are split among
+      its disks in proportion to each disk's (charged) demand, equally when none has demand; a
+      disk that is a leaf itself keeps its own settings, and its VM's entry is the sum of its disk
+      leaves'. A VM with no per-disk figures has no disk entries.
+    - Hosts: eq. 6 over the entitlements of the VMs whose host is known. ``queue_depth`` is the
+      array queue depth behind ``capacity_iops``; when not given it is derived by Little's law.
+    """
+    params.validate()
+    problems: list[Problem] = []
+    if not math.isfinite(capacity_iops) or capacity_iops < 0:
+        problems.append(Problem("capacity", f"must be finite and non-negative IOPS, got {capacity_iops!r}"))
+    if queue_depth is not None and (not math.isfinite(queue_depth) or queue_depth < 0):
+        problems.append(Problem("queue_depth", f"must be finite and non-negative, got {queue_depth!r}"))
+    problems.extend(snapshot.problems())
+    raise_if_problems(problems, "SRP input")
+    if queue_depth is None:
+        queue_depth = queue_depth_for_iops(capacity_iops, params.latency_threshold_ms)
+
+    demand = tree_demand(tree, snapshot, params)
+    divvied = _divvy_down(tree, demand.clamped, capacity_iops)
+    pools, vms, disks, host_entitlement = _collect(tree, snapshot, demand.disk_shares, divvied)
+    return SrpResult(
+        root=divvied[0],
+        pools=pools,
+        vms=vms,
+        disks=tuple(disks),
+        hosts=host_queue_depths(queue_depth, host_entitlement),
+        array_iops=capacity_iops,
+        queue_depth=queue_depth,
+        latency_threshold_ms=params.latency_threshold_ms,
+    )
+
+
+def _divvy_down(tree: PoolTree, demand: Sequence[float], capacity_iops: float) -> list[Allocation]:
+    """R-, L- and entitlement divvy with the temporary limits, and the S-divvy, parents first."""
+    count = len(tree.nodes)
+    root = tree.root.controls
+    dyn_r = [0.0] * count
+    dyn_l = [0.0] * count
+    dyn_s = [0.0] * count
+    ent = [0.0] * count
+    dyn_r[0], dyn_l[0], dyn_s[0] = root.reservation, root.limit, root.shares
+    ent[0] = min(capacity_iops, root.limit)
+
+    reservation, user_limit, shares = tree.reservation, tree.user_limit, tree.shares
+    for node in tree.nodes:  # parents before children
+        kids = node.children
+        if not kids:
+            continue
+        r = [reservation[k] for k in kids]
+        u = [user_limit[k] for k in kids]
+        dk = [demand[k] for k in kids]
+        s = [shares[k] for k in kids]
+        i = node.index
+        for out, capacity in ((dyn_r, dyn_r[i]), (dyn_l, dyn_l[i]), (ent, ent[i])):
+            for k, value in zip(kids, divvy_with_demand(capacity, r, u, dk, s), strict=True):
+                out[k] = value
+        for k, value in zip(kids, divvy_shares(dyn_s[i], s), strict=True):
+            dyn_s[k] = value
+    return [Allocation(dyn_r[i], dyn_l[i], dyn_s[i], ent[i], demand[i]) for i in range(count)]
+
+
+def _collect(
+    tree: PoolTree,
+    snapshot: DemandSnapshot,
+    disk_shares: Mapping[int, tuple[DiskShare, ...]],
+    divvied: Sequence[Allocation],
+) -> tuple[dict[str, Allocation], dict[str, Allocation], list[DiskAllocation], dict[str, float]]:
+    """Per pool, VM and disk results, and the entitlement on each known host."""
+    pools: dict[str, Allocation] = {}
+    vms: dict[str, Allocation] = {}
+    disks: list[DiskAllocation] = []
+    host_entitlement: dict[str, float] = {}
+    disk_leaf_sums: dict[str, list[Allocation]] = {}
+    for node in tree.nodes:
+        mine = divvied[node.index]
+        if node.kind is NodeKind.POOL:
+            pools[node.name] = mine
+        if node.vm is None:
+            continue
+        stats = snapshot.vms.get(node.vm)
+        host = stats.host if stats is not None else None
+        if host is not None:
+            host_entitlement[host] = host_entitlement.get(host, 0.0) + mine.entitlement
+        if node.kind is NodeKind.DISK and node.disk is not None:
+            datastore = ""
+            if stats is not None:
+                datastore = next((x.datastore for x in stats.disks if x.name == node.disk), "")
+            disks.append(DiskAllocation(node.vm, node.disk, datastore, host, mine, leaf=True))
+            disk_leaf_sums.setdefault(node.vm, []).append(mine)
+        else:
+            vms[node.vm] = mine
+            disks.extend(
+                DiskAllocation(node.vm, part.name, part.datastore, host, mine.scaled(part.weight), leaf=False)
+                for part in disk_shares.get(node.index, ())
+            )
+    for vm, parts in disk_leaf_sums.items():
+        vms[vm] = Allocation(
+            reservation=math.fsum(a.reservation for a in parts),
+            limit=sum(a.limit for a in parts),
+            shares=math.fsum(a.shares for a in parts),
+            entitlement=math.fsum(a.entitlement for a in parts),
+            demand=math.fsum(a.demand for a in parts),
+        )
+    return pools, vms, disks, host_entitlement
