@@ -133,8 +133,13 @@ class PoolTree:
     def root(self) -> Node:
         return self.nodes[0]
 
-    def leaves(self) -> list[Node]:
-        return [n for n in self.nodes if n.is_leaf]
+    def leaves(self) -> tuple[Node, ...]:
+        """The VM and disk leaves, in tree order (computed once: the control step walks them often)."""
+        cached: tuple[Node, ...] | None = self.__dict__.get("_leaves")
+        if cached is None:
+            cached = tuple(n for n in self.nodes if n.is_leaf)
+            object.__setattr__(self, "_leaves", cached)
+        return cached
 
     def pools(self) -> list[Node]:
         return [n for n in self.nodes if n.kind is NodeKind.POOL]
@@ -365,7 +370,12 @@ def _assemble(
     for index in range(count - 1, -1, -1):  # children before parents
         kids = children[index]
         if kinds[index] in (NodeKind.POOL, NodeKind.ROOT) and kids:
-            reservation[index] = max(reservation[index], math.fsum(reservation[k] for k in kids))
+            promised = math.fsum(reservation[k] for k in kids)
+            # Never above the pool's own limit, even by the rounding of the sum (validation allows
+            # no more than that): the divvy needs r <= l at every node.
+            reservation[index] = min(
+                max(reservation[index], promised), max(controls[index].limit, reservation[index])
+            )
             kid_limit = sum(user_limit[k] for k in kids)
             user_limit[index] = max(reservation[index], min(user_limit[index], kid_limit))
         elif kinds[index] in (NodeKind.POOL, NodeKind.ROOT):
