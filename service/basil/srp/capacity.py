@@ -75,4 +75,4 @@ def host_queue_depths(queue_depth: float, entitlement_by_host: Mapping[str, floa
     if total <= 0:
         equal = queue_depth / len(entitlement_by_host)
         return dict.fromkeys(entitlement_by_host, equal)
-    return {host: queue_depth * e / total for host, e in entitlement_by_host.items()}
+    return {host: queue_depth * (e / total) for host, e in entitlement_by_host.items()}

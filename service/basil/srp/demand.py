@@ -45,6 +45,12 @@ class DemandSnapshot:
     def problems(self) -> list[Problem]:
         found: list[Problem] = []
         for vm, stats in self.vms.items():
+            if (
+                _stats_ok(stats.iops, stats.latency_ms, stats.io_size_kb)
+                and all(_stats_ok(d.iops, d.latency_ms, d.io_size_kb) for d in stats.disks)
+                and len({d.name for d in stats.disks}) == len(stats.disks)
+            ):
+                continue  # the common case, checked without building anything
             found.extend(_stats_problems(f"{vm}", stats.iops, stats.latency_ms, stats.io_size_kb))
             seen: set[str] = set()
             for disk in stats.disks:
@@ -57,6 +63,15 @@ class DemandSnapshot:
 
     def validate(self) -> None:
         raise_if_problems(self.problems(), "demand snapshot")
+
+
+def _stats_ok(iops: float, latency_ms: float, io_size_kb: float | None) -> bool:
+    # Comparisons with NaN are false, so NaN fails these as it should.
+    return (
+        0 <= iops < math.inf
+        and 0 <= latency_ms < math.inf
+        and (io_size_kb is None or 0 < io_size_kb < math.inf)
+    )
 
 
 def _stats_problems(where: str, iops: float, latency_ms: float, io_size_kb: float | None) -> list[Problem]:
@@ -106,21 +121,14 @@ def charged_demand_iops(iops: float, latency_ms: float, io_size_kb: float | None
 
 
 @dataclass(frozen=True)
-class DiskShare:
-    """A disk of a whole-VM leaf and its weight in splitting the VM's allocation among its disks."""
-
-    name: str
-    datastore: str
-    weight: float  # fraction of the VM's allocation; a VM's weights sum to 1
-
-
-@dataclass(frozen=True)
 class TreeDemand:
     """Per node index: the unclamped demand of a leaf (0 for pools) and the clamped demand (eq. 3)."""
 
     raw: tuple[float, ...]
     clamped: tuple[float, ...]
-    disk_shares: Mapping[int, tuple[DiskShare, ...]]  # per whole-VM leaf with known disks
+    # Per whole-VM leaf with per-disk figures: each disk's part of the VM, in the order of
+    # VmStats.disks (plain floats: one small tuple per VM, not one object per disk).
+    disk_weights: Mapping[int, tuple[float, ...]]
 
 
 def tree_demand(tree: PoolTree, snapshot: DemandSnapshot, params: SrpParams) -> TreeDemand:
@@ -132,11 +140,10 @@ def tree_demand(tree: PoolTree, snapshot: DemandSnapshot, params: SrpParams) -> 
     """
     count = len(tree.nodes)
     raw = [0.0] * count
-    disk_shares: dict[int, tuple[DiskShare, ...]] = {}
-    for node in tree.nodes:
-        if node.vm is None:
-            continue
-        stats = snapshot.vms.get(node.vm)
+    disk_weights: dict[int, tuple[float, ...]] = {}
+    vms = snapshot.vms
+    for node in tree.leaves():
+        stats = vms.get(node.vm) if node.vm is not None else None
         if stats is None:
             continue
         if node.kind is NodeKind.DISK:
@@ -145,16 +152,16 @@ def tree_demand(tree: PoolTree, snapshot: DemandSnapshot, params: SrpParams) -> 
                     raw[node.index] = charged_demand_iops(disk.iops, disk.latency_ms, disk.io_size_kb, params)
                     break
         elif stats.disks:
-            per_disk = [charged_demand_iops(d.iops, d.latency_ms, d.io_size_kb, params) for d in stats.disks]
+            disks = stats.disks
+            per_disk = [charged_demand_iops(d.iops, d.latency_ms, d.io_size_kb, params) for d in disks]
             total = math.fsum(per_disk)
             raw[node.index] = total
-            disk_shares[node.index] = tuple(
-                DiskShare(d.name, d.datastore, (part / total) if total > 0 else 1.0 / len(per_disk))
-                for d, part in zip(stats.disks, per_disk, strict=True)
-            )
+            # Split in proportion to demand; equally among disks that all stand idle.
+            equal = (1.0 / len(disks),) * len(disks)
+            disk_weights[node.index] = tuple([part / total for part in per_disk]) if total > 0 else equal
         else:
             raw[node.index] = charged_demand_iops(stats.iops, stats.latency_ms, stats.io_size_kb, params)
-    return TreeDemand(tuple(raw), tuple(aggregate_demand(tree, raw)), disk_shares)
+    return TreeDemand(tuple(raw), tuple(aggregate_demand(tree, raw)), disk_weights)
 
 
 def aggregate_demand(tree: PoolTree, leaf_demand: Sequence[float]) -> list[float]:

@@ -102,6 +102,8 @@ def parse_pools_yaml(text: str, source: str = "POOLS.yaml") -> tuple[Any, list[P
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)
+        if "recursive" in problem:
+            problem += " (an alias refers to a node that contains it: the pools would form a cycle)"
         return None, [Problem(f"{source}:{where}" if where else source, f"not valid YAML: {problem}")]
 
 
@@ -179,7 +181,7 @@ class _Walk:
         if not isinstance(item, dict):
             self.out.add(path, "must be a mapping: a pool (with name) or a leaf (with vm)")
         elif id(item) in on_path:
-            self.out.add(path, "this pool contains itself (a YAML alias makes a cycle)")
+            self.out.add(path, "this pool contains itself: the pools would form a cycle")
         elif "name" in item and "vm" in item:
             self.out.add(path, "has both name (a pool) and vm (a leaf); give one")
         elif "vm" in item:
