@@ -348,3 +348,22 @@ def test_hosts_get_the_whole_queue_and_shares_add_up(scenario: Scenario, capacit
         result.pools[name].shares for name in empty_pools
     )
     assert total == pytest.approx(scenario.root.shares, rel=1e-9)
+
+
+def test_result_tables_read_like_a_mapping_and_a_sequence() -> None:
+    tree = build_tree(controls(0), [pool("P")], [vm("x", "P"), vm("y", "P")])
+    demand = snapshot(x=with_disks(("a", 10), ("b", 30)), y=with_disks(("c", 20)))
+    result = allocate(tree, demand, 60, PARAMS)
+    assert list(result.vms) == ["x", "y"]
+    assert len(result.vms) == 2
+    assert "x" in result.vms
+    assert "z" not in result.vms
+    assert result.vms["y"].entitlement == pytest.approx(20)
+    disks = result.disks
+    assert len(disks) == 3
+    assert [d.key for d in disks] == ["x/a", "x/b", "y/c"]
+    assert disks[-1] == disks[2]
+    assert [d.disk for d in disks[0:2]] == ["a", "b"]
+    assert disks[1].allocation.entitlement == pytest.approx(30)
+    with pytest.raises(IndexError):
+        disks[3]

@@ -29,7 +29,7 @@ def pool_problems(tmp_path: Path, text: str, reservable: float | None = None) ->
 
 def test_the_example_loads() -> None:
     tree = load_pools(EXAMPLES / "srp-pools.yaml", reservable_capacity=4500)
-    assert [n.name for n in tree.pools()] == ["RP1", "RP2", "RP3"]
+    assert [n.name for n in tree.pools] == ["RP1", "RP2", "RP3"]
     assert tree.vm_names() == {f"VM{i}" for i in range(1, 7)}
     snapshot = load_demand(EXAMPLES / "srp-demand.json", tree)
     assert snapshot.vms["VM1"].host == "esx-01"

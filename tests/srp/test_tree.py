@@ -174,8 +174,8 @@ def test_valid_tree_with_unlimited_and_nested_pools() -> None:
         [vm("A", "E", reservation=400), vm("B", "E", shares=2000), vm("C", "F"), vm("D", "F")],
         reservable_capacity=1200,
     )
-    assert len(tree.leaves()) == 4
-    index = {n.name: n.index for n in tree.pools()}
+    assert len(tree.leaves) == 4
+    index = {n.name: n.index for n in tree.pools}
     assert math.isinf(tree.user_limit[index["E"]])
     assert tree.user_limit[index["F"]] == 500
     assert tree.reservation[index["E"]] == 400, "A's reservation is promised through E"
@@ -213,6 +213,6 @@ def test_effective_reservation_never_exceeds_the_limit_by_rounding() -> None:
     tree = build_tree(
         controls(1.0), [pool("P", limit=0.3)], [vm("a", "P", reservation=0.1), vm("b", "P", reservation=0.2)]
     )
-    index = next(n.index for n in tree.pools())
+    index = next(n.index for n in tree.pools)
     assert tree.reservation[index] <= 0.3
     assert tree.reservation[index] <= tree.user_limit[index]

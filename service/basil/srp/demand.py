@@ -16,7 +16,7 @@ from basil.srp.params import SrpParams, ms_to_s
 from basil.srp.tree import NodeKind, PoolTree
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiskStats:
     """One virtual disk over the last interval: average IOPS, latency and IO size."""
 
@@ -27,7 +27,7 @@ class DiskStats:
     datastore: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VmStats:
     """One VM over the last interval: either VM-wide figures or per-disk ones (then those count)."""
 
@@ -142,7 +142,7 @@ def tree_demand(tree: PoolTree, snapshot: DemandSnapshot, params: SrpParams) -> 
     raw = [0.0] * count
     disk_weights: dict[int, tuple[float, ...]] = {}
     vms = snapshot.vms
-    for node in tree.leaves():
+    for node in tree.leaves:
         stats = vms.get(node.vm) if node.vm is not None else None
         if stats is None:
             continue

@@ -9,9 +9,9 @@ limits) is the business of modules that only read this result.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple, overload
 
 from basil.errors import Problem, raise_if_problems
 from basil.srp.capacity import (
@@ -31,9 +31,7 @@ class Allocation(NamedTuple):
     """Dynamic settings of one node for the next interval (IOPS; shares in the root's share units).
 
     ``limit`` is ``math.inf`` when unlimited. Shares come from the S-divvy, so they add up: a
-    pool's shares equal the sum of its children's. Like the other per-node and per-disk results
-    this is an immutable NamedTuple, not a frozen dataclass: a control step at vCenter scale makes
-    hundreds of thousands of them, and a tuple is built four times faster.
+    pool's shares equal the sum of its children's.
     """
 
     reservation: float
@@ -44,11 +42,7 @@ class Allocation(NamedTuple):
 
 
 class DiskAllocation(NamedTuple):
-    """One virtual disk's settings: its own leaf's, or its part of its VM's (see :func:`allocate`).
-
-    The five figures are stored flat (one object per disk, not two); :attr:`allocation` gives
-    them as an :class:`Allocation`.
-    """
+    """One virtual disk's settings: its own leaf's, or its part of its VM's (see :func:`allocate`)."""
 
     vm: str
     disk: str
@@ -70,12 +64,119 @@ class DiskAllocation(NamedTuple):
         return Allocation(self.reservation, self.limit, self.shares, self.entitlement, self.demand)
 
 
+# A step at vCenter scale has one result per VM and per disk: 120,000 objects for 40,000 VMs. Kept
+# alive as objects, they made Python's cyclic collector rescan the whole heap once per step, a
+# third of the step's time; so results are stored as columns of floats, and the per-VM and
+# per-disk values are built when read.
+
+
+@dataclass
+class _Columns:
+    """Five float columns, one row per node (or disk): R, L, S, entitlement, demand."""
+
+    reservation: list[float] = field(default_factory=list)
+    limit: list[float] = field(default_factory=list)
+    shares: list[float] = field(default_factory=list)
+    entitlement: list[float] = field(default_factory=list)
+    demand: list[float] = field(default_factory=list)
+
+    def row(self, i: int) -> Allocation:
+        return Allocation(
+            self.reservation[i], self.limit[i], self.shares[i], self.entitlement[i], self.demand[i]
+        )
+
+    def append(self, a: Allocation) -> int:
+        self.reservation.append(a.reservation)
+        self.limit.append(a.limit)
+        self.shares.append(a.shares)
+        self.entitlement.append(a.entitlement)
+        self.demand.append(a.demand)
+        return len(self.reservation) - 1
+
+
+class AllocationTable(Mapping[str, Allocation]):
+    """Allocations by name (read-only), stored as columns; an :class:`Allocation` is built per lookup."""
+
+    __slots__ = ("_columns", "_rows")
+
+    def __init__(self, rows: dict[str, int], columns: _Columns) -> None:
+        self._rows = rows
+        self._columns = columns
+
+    def __getitem__(self, name: str) -> Allocation:
+        return self._columns.row(self._rows[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+class DiskTable(Sequence[DiskAllocation]):
+    """The disks of a result (read-only), stored as columns; a :class:`DiskAllocation` is built per read."""
+
+    __slots__ = ("_columns", "_datastore", "_disk", "_host", "_leaf", "_vm")
+
+    def __init__(self) -> None:
+        self._vm: list[str] = []
+        self._disk: list[str] = []
+        self._datastore: list[str] = []
+        self._host: list[str | None] = []
+        self._leaf: list[bool] = []
+        self._columns = _Columns()
+
+    def add(self, vm: str, disk: str, datastore: str, host: str | None, *, leaf: bool, a: Allocation) -> None:
+        self._vm.append(vm)
+        self._disk.append(disk)
+        self._datastore.append(datastore)
+        self._host.append(host)
+        self._leaf.append(leaf)
+        self._columns.append(a)
+
+    def _row(self, i: int) -> DiskAllocation:
+        c = self._columns
+        return DiskAllocation(
+            self._vm[i],
+            self._disk[i],
+            self._datastore[i],
+            self._host[i],
+            self._leaf[i],
+            c.reservation[i],
+            c.limit[i],
+            c.shares[i],
+            c.entitlement[i],
+            c.demand[i],
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> DiskAllocation: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[DiskAllocation]: ...
+
+    def __getitem__(self, i: int | slice) -> DiskAllocation | list[DiskAllocation]:
+        if isinstance(i, slice):
+            return [self._row(k) for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._row(i)
+
+    def __iter__(self) -> Iterator[DiskAllocation]:
+        return (self._row(i) for i in range(len(self._vm)))
+
+    def __len__(self) -> int:
+        return len(self._vm)
+
+
 @dataclass(frozen=True)
 class SrpResult:
     root: Allocation
     pools: Mapping[str, Allocation]
     vms: Mapping[str, Allocation]  # every VM of the tree; a VM placed by disks gets their sum
-    disks: tuple[DiskAllocation, ...]
+    disks: Sequence[DiskAllocation]
     hosts: Mapping[str, float]  # host queue depth Q_h (eq. 6), outstanding IOs
     array_iops: float  # eq. 5
     queue_depth: float  # Q(t+1)
@@ -125,10 +226,10 @@ def allocate(
     divvied = _divvy_down(tree, demand.clamped, capacity_iops)
     pools, vms, disks, host_entitlement = _collect(tree, snapshot, demand.disk_weights, divvied)
     return SrpResult(
-        root=divvied[0],
+        root=divvied.row(0),
         pools=pools,
         vms=vms,
-        disks=tuple(disks),
+        disks=disks,
         hosts=host_queue_depths(queue_depth, host_entitlement),
         array_iops=capacity_iops,
         queue_depth=queue_depth,
@@ -136,7 +237,7 @@ def allocate(
     )
 
 
-def _divvy_down(tree: PoolTree, demand: Sequence[float], capacity_iops: float) -> list[Allocation]:
+def _divvy_down(tree: PoolTree, demand: Sequence[float], capacity_iops: float) -> _Columns:
     """R-, L- and entitlement divvy with the temporary limits, and the S-divvy, parents first."""
     count = len(tree.nodes)
     root = tree.root.controls
@@ -162,68 +263,58 @@ def _divvy_down(tree: PoolTree, demand: Sequence[float], capacity_iops: float) -
                 out[k] = value
         for k, value in zip(kids, divvy_shares(dyn_s[i], s), strict=True):
             dyn_s[k] = value
-    return [Allocation(dyn_r[i], dyn_l[i], dyn_s[i], ent[i], demand[i]) for i in range(count)]
+    return _Columns(dyn_r, dyn_l, dyn_s, ent, list(demand))
 
 
 def _collect(
     tree: PoolTree,
     snapshot: DemandSnapshot,
     disk_weights: Mapping[int, tuple[float, ...]],
-    divvied: Sequence[Allocation],
-) -> tuple[dict[str, Allocation], dict[str, Allocation], list[DiskAllocation], dict[str, float]]:
+    divvied: _Columns,
+) -> tuple[dict[str, Allocation], AllocationTable, DiskTable, dict[str, float]]:
     """Per pool, VM and disk results, and the entitlement on each known host."""
-    pools = {node.name: divvied[node.index] for node in tree.pools()}
-    vms: dict[str, Allocation] = {}
-    disks: list[DiskAllocation] = []
+    pools = {node.name: divvied.row(node.index) for node in tree.pools}
+    vm_rows: dict[str, int] = {}
+    disks = DiskTable()
     host_entitlement: dict[str, float] = {}
     disk_leaf_sums: dict[str, list[Allocation]] = {}
-    for node in tree.leaves():
-        mine = divvied[node.index]
+    entitlement = divvied.entitlement
+    for node in tree.leaves:
         vm = node.vm
         if vm is None:
             continue
+        index = node.index
         stats = snapshot.vms.get(vm)
         host = stats.host if stats is not None else None
         if host is not None:
-            host_entitlement[host] = host_entitlement.get(host, 0.0) + mine.entitlement
+            host_entitlement[host] = host_entitlement.get(host, 0.0) + entitlement[index]
         if node.kind is NodeKind.DISK and node.disk is not None:
             datastore = ""
             if stats is not None:
                 datastore = next((x.datastore for x in stats.disks if x.name == node.disk), "")
-            disks.append(DiskAllocation(vm, node.disk, datastore, host, True, *mine))
+            mine = divvied.row(index)
+            disks.add(vm, node.disk, datastore, host, leaf=True, a=mine)
             disk_leaf_sums.setdefault(vm, []).append(mine)
             continue
-        vms[vm] = mine
-        weights = disk_weights.get(node.index)
+        vm_rows[vm] = index
+        weights = disk_weights.get(index)
         if stats is None or not weights:
             continue
         # The VM's part for each disk, in proportion to the disks' demands; an unlimited limit
         # stays unlimited on every disk.
-        r, lim, s, e, d = mine
+        r, lim, s, e, d = divvied.row(index)
         unlimited = lim == math.inf
-        disks.extend(
-            [
-                DiskAllocation(
-                    vm,
-                    x.name,
-                    x.datastore,
-                    host,
-                    False,
-                    r * w,
-                    lim if unlimited else lim * w,
-                    s * w,
-                    e * w,
-                    d * w,
-                )
-                for x, w in zip(stats.disks, weights, strict=True)
-            ]
-        )
+        for x, w in zip(stats.disks, weights, strict=True):
+            part = Allocation(r * w, lim if unlimited else lim * w, s * w, e * w, d * w)
+            disks.add(vm, x.name, x.datastore, host, leaf=False, a=part)
     for vm_name, leaf_parts in disk_leaf_sums.items():
-        vms[vm_name] = Allocation(
-            reservation=math.fsum(a.reservation for a in leaf_parts),
-            limit=sum(a.limit for a in leaf_parts),
-            shares=math.fsum(a.shares for a in leaf_parts),
-            entitlement=math.fsum(a.entitlement for a in leaf_parts),
-            demand=math.fsum(a.demand for a in leaf_parts),
+        vm_rows[vm_name] = divvied.append(
+            Allocation(
+                reservation=math.fsum(a.reservation for a in leaf_parts),
+                limit=sum(a.limit for a in leaf_parts),
+                shares=math.fsum(a.shares for a in leaf_parts),
+                entitlement=math.fsum(a.entitlement for a in leaf_parts),
+                demand=math.fsum(a.demand for a in leaf_parts),
+            )
         )
-    return pools, vms, disks, host_entitlement
+    return pools, AllocationTable(vm_rows, divvied), disks, host_entitlement

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import cached_property
 
 from basil.errors import Problem, raise_if_problems
 
@@ -33,7 +34,7 @@ class NodeKind(Enum):
     DISK = "disk"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Controls:
     """Static reservation and limit (IOPS) and shares of one node, as the administrator set them."""
 
@@ -41,8 +42,16 @@ class Controls:
     limit: float = UNLIMITED
     shares: float = NORMAL_SHARES
 
+    @property
+    def valid(self) -> bool:
+        """True when :meth:`problems` would find nothing (comparisons with NaN are false)."""
+        r, lim, s = self.reservation, self.limit, self.shares
+        return 0 <= r < math.inf and r <= lim and 0 < s < math.inf
+
     def problems(self, where: str) -> list[Problem]:
         """Everything wrong with these controls, each named by ``where.<field>``."""
+        if self.valid:
+            return []
         found: list[Problem] = []
         prefix = f"{where}." if where else ""
         for name, value in (("reservation", self.reservation), ("limit", self.limit)):
@@ -69,7 +78,7 @@ class Controls:
         return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PoolSpec:
     """A pool as the administrator declared it; ``parent`` None means a child of the root."""
 
@@ -79,7 +88,7 @@ class PoolSpec:
     where: str = ""  # where the spec came from (a field path such as ``pools[1]``), for messages
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeafSpec:
     """A leaf: a whole VM (``disk`` None) or one of its virtual disks (``disk`` like ``scsi0:1``)."""
 
@@ -99,7 +108,7 @@ def leaf_key(vm: str, disk: str | None) -> str:
     return vm if disk is None else f"{vm}/{disk}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     index: int
     kind: NodeKind
@@ -133,22 +142,18 @@ class PoolTree:
     def root(self) -> Node:
         return self.nodes[0]
 
+    @cached_property
     def leaves(self) -> tuple[Node, ...]:
-        """The VM and disk leaves, in tree order (computed once: the control step walks them often)."""
-        cached: tuple[Node, ...] | None = self.__dict__.get("_leaves")
-        if cached is None:
-            cached = tuple(n for n in self.nodes if n.is_leaf)
-            object.__setattr__(self, "_leaves", cached)
-        return cached
+        """The VM and disk leaves, in tree order (computed once: every control step walks them)."""
+        return tuple(n for n in self.nodes if n.is_leaf)
 
-    def pools(self) -> list[Node]:
-        return [n for n in self.nodes if n.kind is NodeKind.POOL]
+    @cached_property
+    def pools(self) -> tuple[Node, ...]:
+        """The pools below the root, in tree order."""
+        return tuple(n for n in self.nodes if n.kind is NodeKind.POOL)
 
     def vm_names(self) -> set[str]:
         return {n.vm for n in self.nodes if n.vm is not None}
-
-    def disk_leaves_of(self, vm: str) -> list[Node]:
-        return [n for n in self.nodes if n.kind is NodeKind.DISK and n.vm == vm]
 
 
 def format_iops(value: float) -> str:
@@ -230,7 +235,7 @@ def _checked_pools(pools: Sequence[PoolSpec], problems: list[Problem]) -> dict[s
     """The pools by name, first of each name only; bad controls replaced by defaults once reported."""
     by_name: dict[str, PoolSpec] = {}
     for given in pools:
-        where = given.where or f"pools[{given.name!r}]"
+        where = _pool_where(given)
         bad = given.controls.problems(where)
         problems.extend(bad)
         spec = replace(given, controls=Controls()) if bad else given
@@ -243,8 +248,7 @@ def _checked_pools(pools: Sequence[PoolSpec], problems: list[Problem]) -> dict[s
             by_name[spec.name] = spec
     for spec in by_name.values():
         if spec.parent is not None and spec.parent not in by_name:
-            where = spec.where or f"pools[{spec.name!r}]"
-            problems.append(Problem(f"{where}.parent", f"unknown parent pool {spec.parent!r}"))
+            problems.append(Problem(f"{_pool_where(spec)}.parent", f"unknown parent pool {spec.parent!r}"))
     problems.extend(_cycle_problems(by_name))
     return by_name
 
@@ -258,22 +262,24 @@ def _checked_leaves(
     disks_of_vm: dict[str, LeafSpec] = {}
     accepted: list[LeafSpec] = []
     for given in leaves:
-        where = given.where or f"leaves[{given.key!r}]"
-        bad = given.controls.problems(where)
-        problems.extend(bad)
-        spec = replace(given, controls=Controls()) if bad else given
+        spec = given
+        if not given.controls.valid:
+            problems.extend(given.controls.problems(_leaf_where(given)))
+            spec = replace(given, controls=Controls())
         if not spec.vm or (spec.disk is not None and not spec.disk):
-            problems.append(Problem(where, "a leaf needs a non-empty VM name (and disk name, if given)"))
+            problems.append(
+                Problem(_leaf_where(spec), "a leaf needs a non-empty VM name (and disk name, if given)")
+            )
             continue
         if spec.parent is not None and spec.parent not in by_name:
-            problems.append(Problem(f"{where}.parent", f"unknown parent pool {spec.parent!r}"))
+            problems.append(Problem(f"{_leaf_where(spec)}.parent", f"unknown parent pool {spec.parent!r}"))
             continue
         if spec.disk is None:
             earlier = whole_vm.get(spec.vm) or disks_of_vm.get(spec.vm)
         else:
             earlier = by_disk.get((spec.vm, spec.disk)) or whole_vm.get(spec.vm)
         if earlier is not None:
-            problems.append(_two_pools_problem(where, spec, earlier))
+            problems.append(_two_pools_problem(_leaf_where(spec), spec, earlier))
             continue
         if spec.disk is None:
             whole_vm[spec.vm] = spec
@@ -282,6 +288,14 @@ def _checked_leaves(
             disks_of_vm.setdefault(spec.vm, spec)
         accepted.append(spec)
     return accepted
+
+
+def _pool_where(spec: PoolSpec) -> str:
+    return spec.where or f"pools[{spec.name!r}]"
+
+
+def _leaf_where(spec: LeafSpec) -> str:
+    return spec.where or f"leaves[{spec.key!r}]"
 
 
 def _two_pools_problem(where: str, spec: LeafSpec, earlier: LeafSpec) -> Problem:
@@ -314,7 +328,7 @@ def _cycle_problems(by_name: dict[str, PoolSpec]) -> list[Problem]:
         if name is not None and state.get(name) == 1:
             cycle = chain[chain.index(name) :]
             spec = by_name[cycle[0]]
-            where = spec.where or f"pools[{spec.name!r}]"
+            where = _pool_where(spec)
             loop = " -> ".join([*cycle, cycle[0]])
             problems.append(Problem(f"{where}.parent", f"pools form a cycle: {loop}"))
         for member in chain:
@@ -410,8 +424,7 @@ def _reservation_problems(tree: PoolTree, root_where: str, by_name: dict[str, Po
                     )
                 )
         elif promised > node.controls.limit + 1e-9:
-            spec = by_name[node.name]
-            where = spec.where or f"pools[{spec.name!r}]"
+            where = _pool_where(by_name[node.name])
             problems.append(
                 Problem(
                     f"{where}.limit",
