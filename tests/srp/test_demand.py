@@ -132,3 +132,11 @@ def test_snapshot_problems_are_all_reported() -> None:
         bad.validate()
     fields = [p.field for p in caught.value.problems]
     assert fields == ["a.iops", "a.latency_ms", "b.disks.d.io_size_kb", "b.disks.d"]
+
+
+@pytest.mark.parametrize("size_kb", [None, 4, 32, 100])
+@pytest.mark.parametrize("threshold", [5.0, 20.0, 30.0])
+def test_charged_demand_is_eq1_then_eq2_then_charging(size_kb: float | None, threshold: float) -> None:
+    params = SrpParams(latency_threshold_ms=threshold)
+    expected = demand_iops(demand_oio(250, 17.5), threshold) * io_cost(size_kb)
+    assert charged_demand_iops(250, 17.5, size_kb, params) == pytest.approx(expected, rel=1e-12)

@@ -21,7 +21,7 @@ from basil.srp.capacity import (
     next_queue_depth,
     queue_depth_for_iops,
 )
-from basil.srp.demand import DemandSnapshot, tree_demand
+from basil.srp.demand import DemandSnapshot, DiskStats, tree_demand
 from basil.srp.divvy import divvy_shares, divvy_with_demand
 from basil.srp.params import SrpParams
 from basil.srp.tree import NodeKind, PoolTree
@@ -133,6 +133,29 @@ class DiskTable(Sequence[DiskAllocation]):
         self._host.append(host)
         self._leaf.append(leaf)
         self._columns.append(a)
+
+    def add_split(
+        self,
+        vm: str,
+        host: str | None,
+        disks: Sequence[DiskStats],
+        weights: Sequence[float],
+        whole: Allocation,
+    ) -> None:
+        """A whole VM's allocation split among its disks by ``weights`` (an unlimited limit stays so)."""
+        r, lim, s, e, d = whole
+        count = len(disks)
+        self._vm.extend([vm] * count)
+        self._disk.extend([x.name for x in disks])
+        self._datastore.extend([x.datastore for x in disks])
+        self._host.extend([host] * count)
+        self._leaf.extend([False] * count)
+        c = self._columns
+        c.reservation.extend([r * w for w in weights])
+        c.limit.extend([lim] * count if lim == math.inf else [lim * w for w in weights])
+        c.shares.extend([s * w for w in weights])
+        c.entitlement.extend([e * w for w in weights])
+        c.demand.extend([d * w for w in weights])
 
     def _row(self, i: int) -> DiskAllocation:
         c = self._columns
@@ -300,13 +323,8 @@ def _collect(
         weights = disk_weights.get(index)
         if stats is None or not weights:
             continue
-        # The VM's part for each disk, in proportion to the disks' demands; an unlimited limit
-        # stays unlimited on every disk.
-        r, lim, s, e, d = divvied.row(index)
-        unlimited = lim == math.inf
-        for x, w in zip(stats.disks, weights, strict=True):
-            part = Allocation(r * w, lim if unlimited else lim * w, s * w, e * w, d * w)
-            disks.add(vm, x.name, x.datastore, host, leaf=False, a=part)
+        # The VM's part for each disk, in proportion to the disks' demands.
+        disks.add_split(vm, host, stats.disks, weights, divvied.row(index))
     for vm_name, leaf_parts in disk_leaf_sums.items():
         vm_rows[vm_name] = divvied.append(
             Allocation(
