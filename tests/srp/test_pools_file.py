@@ -173,6 +173,17 @@ def test_a_pool_that_contains_itself_is_a_cycle() -> None:
     ]
 
 
+def test_problems_below_a_pool_without_a_name_are_still_reported(tmp_path: Path) -> None:
+    found = pool_problems(
+        tmp_path, "pools:\n  - {name: 5, children: [{vm: a, reservation: -1}, {colour: red}]}\n"
+    )
+    assert found == [
+        "pools.yaml:pools[0].name: must be a string, got 5 (quote it in YAML)",
+        "pools.yaml:pools[0].children[1]: needs name (a pool) or vm (a VM or disk leaf)",
+        "pools.yaml:pools[0].children[0].reservation: must not be negative (got -1)",
+    ]
+
+
 def test_reservable_capacity_is_admission_control(tmp_path: Path) -> None:
     found = pool_problems(tmp_path, "root: {reservation: 5000}\n", reservable=4000)
     assert any("root.reservation" in p and "reservable capacity" in p for p in found), found

@@ -203,14 +203,23 @@ class _Walk:
         _unknown_keys(item, _POOL_KEYS, path, self.out)
         name = _string(item, "name", path, self.out)
         controls = _controls(item, path, self.out)
-        children = item.get("children") or []
-        if not isinstance(children, list):
+        children = item.get("children")
+        if children is None:
+            children = []
+        elif not isinstance(children, list):
             self.out.add(f"{path}.children", "must be a list")
             children = []
-        if name is None:
-            return  # its children would only be reported as orphans; the name problem says enough
-        self.pools.append(PoolSpec(name=name, parent=parent, controls=controls, where=path))
         inner = on_path | {id(item)}
+        if name is None:
+            # Still report what is wrong below it, but keep its children out of the tree: they
+            # would only show up again as orphans of a pool without a name.
+            aside = _Walk(self.out)
+            for i, child in enumerate(children):
+                aside.node(child, f"{path}.children[{i}]", None, inner)
+            for spec in [*aside.pools, *aside.leaves]:
+                self.out.extend(spec.controls.problems(spec.where))
+            return
+        self.pools.append(PoolSpec(name=name, parent=parent, controls=controls, where=path))
         for i, child in enumerate(children):
             self.node(child, f"{path}.children[{i}]", name, inner)
 
