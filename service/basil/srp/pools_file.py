@@ -216,7 +216,8 @@ class _Walk:
             aside = _Walk(self.out)
             for i, child in enumerate(children):
                 aside.node(child, f"{path}.children[{i}]", None, inner)
-            for spec in [*aside.pools, *aside.leaves]:
+            specs: list[PoolSpec | LeafSpec] = [*aside.pools, *aside.leaves]
+            for spec in specs:
                 self.out.extend(spec.controls.problems(spec.where))
             return
         self.pools.append(PoolSpec(name=name, parent=parent, controls=controls, where=path))
