@@ -1,7 +1,8 @@
 """The divvy of SRP §3.2: a parent's capacity shared among its children by shares, within [r, l].
 
-:func:`divvy` is Algorithm 2, used for the R-divvy, the L-divvy and the entitlement of the array's
-IOPS; :func:`divvy_shares` is the S-divvy. Both are pure functions over plain lists.
+:func:`divvy` is Algorithm 2; :func:`divvy_with_demand` runs it with the temporary limits of §3.2
+for the R-divvy, the L-divvy and the entitlement of the array's IOPS; :func:`divvy_shares` is the
+S-divvy. All are pure functions over plain lists.
 """
 
 from __future__ import annotations
