@@ -44,3 +44,6 @@ from basil.cli.recommend import model, place, recommend  # noqa: E402
 main.add_command(recommend)
 main.add_command(place)
 main.add_command(model)
+from basil.cli.srp import srp  # noqa: E402
+
+main.add_command(srp)
