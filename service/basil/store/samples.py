@@ -355,7 +355,7 @@ def _watermarks(session: Session, kind: _Kind, *, exclusive: bool) -> dict[int, 
     # Shared for inserts (they may run side by side), exclusive for the roll-up; a no-op on SQLite,
     # whose write transactions (BEGIN IMMEDIATE) are serialised already.
     query = query.with_for_update(read=not exclusive)
-    marks = {level: mark for level, mark in session.execute(query)}
+    marks: dict[int, int] = dict(session.execute(query).all())
     for level in LEVELS:
         marks.setdefault(level, 0)
     return marks
@@ -363,7 +363,7 @@ def _watermarks(session: Session, kind: _Kind, *, exclusive: bool) -> dict[int, 
 
 def _read_watermarks(session: Session, kind: _Kind) -> dict[int, int]:
     query = select(RollupState.level, RollupState.watermark).where(RollupState.kind == kind.name)
-    marks = {level: mark for level, mark in session.execute(query)}
+    marks: dict[int, int] = dict(session.execute(query).all())
     for level in LEVELS:
         marks.setdefault(level, 0)
     return marks
