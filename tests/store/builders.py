@@ -21,7 +21,8 @@ def disk_cycle(rng: np.random.Generator, ts: int, n_disks: int, vcenter: str = "
             read_iops=float(r[i]), write_iops=float(w[i]),
             read_oio=float(rng.lognormal(0.5, 0.8)), write_oio=float(rng.lognormal(0.0, 0.8)),
             read_latency_ms=float(rng.gamma(3.0, 2.0)), write_latency_ms=float(rng.gamma(2.0, 1.5)),
-            read_io_size_kb=float(rng.choice([4.0, 8.0, 16.0, 64.0])), write_io_size_kb=float(rng.choice([4.0, 32.0])),
+            read_io_size_kb=float(rng.choice([4.0, 8.0, 16.0, 64.0])),
+            write_io_size_kb=float(rng.choice([4.0, 32.0])),
             small_seeks=float(rng.integers(0, 100)), medium_seeks=float(rng.integers(0, 100)),
             large_seeks=float(rng.integers(0, 100)),
         )

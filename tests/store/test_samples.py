@@ -6,7 +6,6 @@ import math
 from datetime import timedelta
 
 import numpy as np
-import pytest
 from sqlalchemy import func, select
 
 from basil.store import Store
@@ -34,7 +33,7 @@ from .builders import T0, disk_cycle, host_cycle
 
 
 def workload_params(s: DiskSampleIn) -> tuple[float, float | None, float | None, float | None]:
-    """BASIL §3's four parameters of one sample, computed plainly (the reference for the store's numpy code)."""
+    """BASIL §3's four parameters of one sample, computed plainly (reference for the store's numpy)."""
     iops = s.read_iops + s.write_iops
     size = (s.read_iops * s.read_io_size_kb + s.write_iops * s.write_io_size_kb) / iops if iops > 0 else None
     read = 100.0 * s.read_iops / iops if iops > 0 else None

@@ -24,10 +24,9 @@ def save_inventory(
     session: Session, vcenter: str, document: dict[str, Any], taken_at: datetime | None = None
 ) -> int:
     """Store a new snapshot of *vcenter*'s inventory; returns its version (1, 2, ... per vCenter)."""
+    # One collector per vCenter writes snapshots; were two to race, the unique (vcenter, version) refuses one.
     latest = session.execute(
-        select(func.max(InventorySnapshot.version))
-        .where(InventorySnapshot.vcenter == vcenter)
-        .with_for_update()
+        select(func.max(InventorySnapshot.version)).where(InventorySnapshot.vcenter == vcenter)
     ).scalar()
     version = (latest or 0) + 1
     session.add(
