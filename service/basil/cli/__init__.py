@@ -41,3 +41,8 @@ def main(verbose: int) -> None:
 from basil.cli.config import config_group  # noqa: E402
 
 main.add_command(config_group)
+
+from basil.cli.db import db_group, token_group  # noqa: E402
+
+main.add_command(db_group)
+main.add_command(token_group)
