@@ -91,7 +91,7 @@ def test_grouped_quantiles_match_one_histogram_per_group() -> None:
 def test_a_five_minute_bucket_stays_small() -> None:
     rng = np.random.default_rng(5)
     blob = grouped_sketches(DISK_SKETCH, np.zeros(15, dtype=np.int64), _columns(rng, 15))[0]
-    assert len(blob) <= 15 * 4 * 6
+    assert len(blob) <= 200  # compressed; plain (key, count) pairs would take up to 360
 
 
 def test_quantile_rejects_out_of_range() -> None:

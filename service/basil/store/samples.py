@@ -46,9 +46,9 @@ from basil.store.sketch import (
     FloatArray,
     IntArray,
     SketchSpec,
-    grouped_quantiles,
     grouped_sketches,
     merge_grouped,
+    quantiles_by_group,
 )
 
 LEVELS = (LEVEL_5MIN, LEVEL_HOUR)
@@ -247,10 +247,10 @@ _STAT_COLUMNS = {
 }
 
 
-def _aggregate(
+def aggregate(
     kind: _Kind, series: IntArray, ts: IntArray, values: dict[str, FloatArray], level: int
 ) -> list[dict[str, Any]]:
-    """Rollup rows (as dicts) for every (series, bucket) present in the given raw samples."""
+    """Rollup rows (as dicts) for every (series, bucket) present in the given raw samples (vectorised)."""
     if len(ts) == 0:
         return []
     buckets = ts - ts % level
@@ -277,7 +277,7 @@ def _aggregate(
     return [dict(zip(rows, values_, strict=True)) for values_ in zip(*rows.values(), strict=True)]
 
 
-def _merge_rows(kind: _Kind, rows: Sequence[dict[str, Any]], level: int) -> list[dict[str, Any]]:
+def merge_rollup_rows(kind: _Kind, rows: Sequence[dict[str, Any]], level: int) -> list[dict[str, Any]]:
     """Combine rollup rows (finer buckets, or a stored row and a late addition) into *level* buckets."""
     if not rows:
         return []
@@ -444,7 +444,7 @@ def _merge_late(session: Session, kind: _Kind, late: list[dict[str, Any]], marks
         mask = ts < marks[level]
         if not mask.any():
             continue
-        additions = _aggregate(kind, series[mask], ts[mask], {k: v[mask] for k, v in values.items()}, level)
+        additions = aggregate(kind, series[mask], ts[mask], {k: v[mask] for k, v in values.items()}, level)
         _upsert_rollups(session, kind, level, additions)
 
 
@@ -467,7 +467,7 @@ def _upsert_rollups(session: Session, kind: _Kind, level: int, additions: list[d
         session.execute(table.insert(), new_rows)
     for addition, key in zip(additions, keys, strict=True):
         if key in existing:
-            merged = _merge_rows(kind, [existing[key], addition], level)[0]
+            merged = merge_rollup_rows(kind, [existing[key], addition], level)[0]
             session.execute(
                 table.update()
                 .where(and_(table.c.level == level, series_column == key[0], table.c.bucket == key[1]))
@@ -575,7 +575,7 @@ def _roll_raw(session: Session, kind: _Kind, start: int, end: int) -> int:
         rows = session.execute(_raw_select(kind).where(raw.ts >= cursor, raw.ts < stop)).all()
         if rows:
             series, ts, values = _arrays(kind, rows, 0)
-            new_rows = _aggregate(kind, series, ts, values, LEVEL_5MIN)
+            new_rows = aggregate(kind, series, ts, values, LEVEL_5MIN)
             session.execute(kind.rollup_table.insert(), new_rows)
             written += len(new_rows)
         cursor = stop
@@ -595,7 +595,7 @@ def _roll_hours(session: Session, kind: _Kind, start: int, end: int) -> int:
             ).mappings()
         ]
         if rows:
-            merged = _merge_rows(kind, rows, LEVEL_HOUR)
+            merged = merge_rollup_rows(kind, rows, LEVEL_HOUR)
             session.execute(table.insert(), merged)
             written += len(merged)
     return written
@@ -710,14 +710,19 @@ def _series_filter(
     return found
 
 
-def _sketches_over(session: Session, kind: _Kind, ids: list[int], since: int, until: int) -> dict[int, bytes]:
-    """One merged sketch per series over [since, until): rollups where they cover, raw elsewhere."""
+def _sketches_by_group(
+    session: Session, kind: _Kind, groups: dict[int, int], since: int, until: int
+) -> tuple[IntArray, list[bytes]]:
+    """Every sketch over [since, until) of the series in *groups* (series id -> group), ordered by group.
+
+    Rollups serve the spans they cover whole; raw samples the rest, each series' raw samples made
+    into one sketch on the fly.
+    """
     marks = _read_watermarks(session, kind)
-    groups: list[IntArray] = []
-    blobs: list[bytes] = []
-    id_filter = set(ids)
+    tagged: list[tuple[int, bytes]] = []
     rollup = kind.rollup_table
     raw = kind.raw_table
+    ids = list(groups)
     for segment in cover(since, until, marks):
         if segment.level:
             series_column = rollup.c[kind.series_column]
@@ -728,25 +733,21 @@ def _sketches_over(session: Session, kind: _Kind, ids: list[int], since: int, un
             )
             if len(ids) <= 500:
                 query = query.where(series_column.in_(ids))
-            rows = [(s, b) for s, b in session.execute(query) if s in id_filter]
-            groups.append(np.array([s for s, _ in rows], dtype=np.int64))
-            blobs.extend(b for _, b in rows)
+            tagged.extend((groups[s], b) for s, b in session.execute(query) if s in groups)
         else:
             raw_query = _raw_select(kind).where(raw.c.ts >= segment.start, raw.c.ts < segment.end)
             if len(ids) <= 500:
                 raw_query = raw_query.where(raw.c[kind.series_column].in_(ids))
-            raw_rows = [r for r in session.execute(raw_query).all() if r[0] in id_filter]
+            raw_rows = [r for r in session.execute(raw_query).all() if r[0] in groups]
             if raw_rows:
                 series, _ts, values = _arrays(
                     kind, [tuple(np.nan if v is None else v for v in r) for r in raw_rows], 0
                 )
                 _stats, columns = kind.contributions(values)
                 fresh = grouped_sketches(kind.spec, series, columns)
-                groups.append(np.array(list(fresh), dtype=np.int64))
-                blobs.extend(fresh.values())
-    if not blobs:
-        return {}
-    return merge_grouped(np.concatenate(groups), blobs)
+                tagged.extend((groups[s], b) for s, b in fresh.items())
+    tagged.sort(key=lambda item: item[0])
+    return np.array([g for g, _ in tagged], dtype=np.int64), [b for _, b in tagged]
 
 
 def workload_percentiles(
@@ -765,10 +766,15 @@ def workload_percentiles(
     points (percentages) of the exact quantile of the raw samples. Disks without samples are absent.
     """
     ids = _series_filter(session, DISK, vcenter, disks)
-    sketches = _sketches_over(session, DISK, list(ids), since, until)
+    order = list(ids)
+    groups, blobs = _sketches_by_group(session, DISK, {s: i for i, s in enumerate(order)}, since, until)
     result: dict[DiskRef, WorkloadPercentiles] = {}
-    for series_id, params in grouped_quantiles(DISK_SKETCH, sketches, q).items():
+    for series_id, params in zip(
+        order, quantiles_by_group(DISK_SKETCH, groups, blobs, len(order), q), strict=True
+    ):
         (oio, n_oio), (size, n_size), (read, n_read), (rand, n_rand) = params
+        if n_oio == 0:
+            continue
         result[DiskRef(*ids[series_id])] = WorkloadPercentiles(
             oio, size, read, rand, n_oio, (n_oio, n_size, n_read, n_rand)
         )
@@ -784,21 +790,13 @@ def datastore_latency_percentiles(
     threshold is checked against this.
     """
     ids = _series_filter(session, HOST_DATASTORE, vcenter, None)
-    sketches = _sketches_over(session, HOST_DATASTORE, list(ids), since, until)
-    by_datastore: dict[tuple[str, str], list[int]] = {}
-    for series_id in sketches:
-        vc, _host, ds = ids[series_id]
-        by_datastore.setdefault((vc, ds), []).append(series_id)
-    pooled: dict[int, bytes] = {}
-    keys = list(by_datastore)
-    for index, key in enumerate(keys):
-        members = by_datastore[key]
-        pooled[index] = merge_grouped(np.zeros(len(members), dtype=np.int64), [sketches[m] for m in members])[
-            0
-        ]
-    quantiles = grouped_quantiles(HOST_DATASTORE_SKETCH, pooled, q)
+    datastores = sorted({(vc, ds) for vc, _host, ds in ids.values()})
+    index = {key: i for i, key in enumerate(datastores)}
+    lookup = {series_id: index[(vc, ds)] for series_id, (vc, _host, ds) in ids.items()}
+    groups, blobs = _sketches_by_group(session, HOST_DATASTORE, lookup, since, until)
+    quantiles = quantiles_by_group(HOST_DATASTORE_SKETCH, groups, blobs, len(datastores), q)
     latency = HOST_DATASTORE_SKETCH.index("latency_ms")
-    return {key: quantiles[index][latency] for index, key in enumerate(keys)}
+    return {datastores[i]: params[latency] for i, params in enumerate(quantiles) if params[latency][1] > 0}
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,16 @@ percentiles, so every 5-minute and hourly rollup keeps a histogram per parameter
 
 Because the bins are fixed, merging two sketches is adding counts: the hourly rollup is the exact sum
 of its 5-minute sketches and a day's percentile is read from 24-288 of them. A bucket's sketch is
-stored sparse (only non-empty bins) as little-endian (uint16 key, uint32 count) pairs, with
-key = parameter × 1024 + bin: a 5-minute bucket of 15 samples takes at most 360 bytes.
+stored sparse (only non-empty bins, key = parameter × 1024 + bin, keys ascending) as a version byte
+and the zlib-compressed little-endian uint16 key deltas followed by the uint16 counts: about 100
+bytes for a 5-minute bucket of 15 samples and 250 for an hour of 180, 3-7 times less than plain
+(key, count) pairs, which matters at 6,000 disks × 288 buckets a day.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +32,8 @@ _GAMMA = (1 + ALPHA) / (1 - ALPHA)
 _LOG_GAMMA = math.log(_GAMMA)
 BINS_PER_PARAM = 1024
 MAX_PARAMS = 64  # keys are uint16
-_ENTRY = np.dtype([("key", "<u2"), ("count", "<u4")])
+_FORMAT = b"\x01"
+_MAX_COUNT = 0xFFFF  # per bin and bucket: an hour holds 180 samples of a disk at vCenter's 20 s
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -88,6 +92,54 @@ DISK_SKETCH = SketchSpec(("oio", "io_size_kb", "read_pct", "random_pct"), (LOG_O
 HOST_DATASTORE_SKETCH = SketchSpec(("read_latency_ms", "latency_ms"), (LOG_MS, LOG_MS))
 
 
+def encode(keys: IntArray, counts: IntArray) -> bytes:
+    """The stored form of a sparse sketch (*keys* ascending and distinct)."""
+    if len(keys) == 0:
+        return b""
+    if counts.max() > _MAX_COUNT:
+        raise ValueError(f"a sketch bin holds {int(counts.max())} samples; at most {_MAX_COUNT} fit a bucket")
+    deltas = np.diff(keys, prepend=0).astype("<u2")
+    return _FORMAT + zlib.compress(deltas.tobytes() + counts.astype("<u2").tobytes(), 1)
+
+
+def decode(blob: bytes) -> tuple[IntArray, IntArray]:
+    """(keys, counts) of a stored sketch."""
+    if not blob:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    if blob[:1] != _FORMAT:
+        raise ValueError(f"unknown sketch format {blob[:1]!r}")
+    raw = np.frombuffer(zlib.decompress(blob[1:]), dtype="<u2")
+    half = len(raw) // 2
+    keys: IntArray = np.cumsum(raw[:half].astype(np.int64))
+    counts: IntArray = raw[half:].astype(np.int64)
+    return keys, counts
+
+
+def _decode_all(blobs: Sequence[bytes]) -> tuple[IntArray, IntArray, IntArray]:
+    """Concatenated keys and counts of many sketches, and how many entries each had (one pass of numpy)."""
+    payloads = []
+    for blob in blobs:
+        if blob and blob[:1] != _FORMAT:
+            raise ValueError(f"unknown sketch format {blob[:1]!r}")
+        payloads.append(np.frombuffer(zlib.decompress(blob[1:]), dtype="<u2") if blob else None)
+    sizes = np.fromiter(
+        (0 if p is None else len(p) // 2 for p in payloads), dtype=np.int64, count=len(payloads)
+    )
+    present = [p for p in payloads if p is not None]
+    if not present:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, sizes
+    deltas = np.concatenate([p[: len(p) // 2] for p in present]).astype(np.int64)
+    counts: IntArray = np.concatenate([p[len(p) // 2 :] for p in present]).astype(np.int64)
+    # Keys are delta-coded per sketch: a running sum that restarts at each sketch's first entry.
+    running = np.cumsum(deltas)
+    starts = np.cumsum(sizes[sizes > 0]) - sizes[sizes > 0]
+    offsets = np.repeat(running[starts] - deltas[starts], sizes[sizes > 0])
+    keys: IntArray = running - offsets
+    return keys, counts, sizes
+
+
 def grouped_sketches(spec: SketchSpec, groups: IntArray, columns: Sequence[FloatArray]) -> dict[int, bytes]:
     """One encoded sketch per group id: ``columns[p][i]`` is sample i's value of parameter p (NaN: none)."""
     keys_parts: list[IntArray] = []
@@ -101,13 +153,10 @@ def grouped_sketches(spec: SketchSpec, groups: IntArray, columns: Sequence[Float
 
 def merge_grouped(groups: IntArray, blobs: Sequence[bytes]) -> dict[int, bytes]:
     """Merge encoded sketches by group: the sketch of group g is the sum of every blob tagged g."""
-    decoded = [np.frombuffer(blob, dtype=_ENTRY) for blob in blobs]
-    sizes = np.fromiter((len(d) for d in decoded), dtype=np.int64, count=len(decoded))
-    if not decoded or sizes.sum() == 0:
+    keys, counts, sizes = _decode_all(blobs)
+    if len(keys) == 0:
         return {int(g): b"" for g in np.unique(groups)}
-    entries = np.concatenate(decoded)
-    expanded = np.repeat(groups, sizes)
-    merged = _encode_groups(expanded, entries["key"].astype(np.int64), entries["count"].astype(np.int64))
+    merged = _encode_groups(np.repeat(groups, sizes), keys, counts)
     for g in np.unique(groups):
         merged.setdefault(int(g), b"")
     return merged
@@ -125,11 +174,9 @@ def _encode_groups(groups: IntArray, keys: IntArray, counts: IntArray | None) ->
     starts = np.flatnonzero(np.r_[True, unique_groups[1:] != unique_groups[:-1]])
     ends = np.r_[starts[1:], len(unique)]
     out: dict[int, bytes] = {}
-    for start, end in zip(starts, ends, strict=True):
-        entries = np.empty(end - start, dtype=_ENTRY)
-        entries["key"] = unique[start:end] % (MAX_PARAMS * BINS_PER_PARAM)
-        entries["count"] = summed[start:end]
-        out[int(unique_groups[start])] = entries.tobytes()
+    keys_all = unique % (MAX_PARAMS * BINS_PER_PARAM)
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        out[int(unique_groups[start])] = encode(keys_all[start:end], summed[start:end])
     return out
 
 
@@ -141,16 +188,12 @@ class Histogram:
         self.counts = np.zeros(len(spec.names) * BINS_PER_PARAM, dtype=np.int64)
 
     def add_blob(self, blob: bytes) -> None:
-        entries = np.frombuffer(blob, dtype=_ENTRY)
-        np.add.at(self.counts, entries["key"].astype(np.int64), entries["count"].astype(np.int64))
+        keys, counts = decode(blob)
+        np.add.at(self.counts, keys, counts)
 
     def add_blobs(self, blobs: Sequence[bytes]) -> None:
-        if not blobs:
-            return
-        entries = np.frombuffer(b"".join(blobs), dtype=_ENTRY)
-        self.counts += np.bincount(
-            entries["key"].astype(np.int64), weights=entries["count"], minlength=len(self.counts)
-        ).astype(np.int64)
+        keys, counts, _sizes = _decode_all(blobs)
+        self.counts += np.bincount(keys, weights=counts, minlength=len(self.counts)).astype(np.int64)
 
     def add_values(self, columns: Sequence[FloatArray]) -> None:
         blob = grouped_sketches(self.spec, np.zeros(len(columns[0]), dtype=np.int64), columns).get(0, b"")
@@ -175,43 +218,53 @@ class Histogram:
         return float(self.spec.scales[p].value(np.array([bin_index], dtype=np.int64))[0])
 
 
-def grouped_quantiles(
-    spec: SketchSpec, blobs_by_group: dict[int, bytes], q: float
-) -> dict[int, list[tuple[float | None, int]]]:
-    """For each group's sketch: (q-quantile, count) of every parameter, in ``spec.names`` order.
+def quantiles_by_group(
+    spec: SketchSpec, groups: IntArray, blobs: Sequence[bytes], n_groups: int, q: float, *, chunk: int = 512
+) -> list[list[tuple[float | None, int]]]:
+    """For groups 0..n_groups-1: (q-quantile, count) of every parameter over all blobs of the group.
 
-    Vectorized over all groups at once (a recommendation round reads thousands of disks).
+    ``groups[i]`` (ascending) is the group of ``blobs[i]``. The merge happens on dense histograms,
+    *chunk* groups at a time: no sort of the entries, linear in their number.
     """
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"quantile must lie in [0, 1], got {q}")
-    groups = np.fromiter(blobs_by_group, dtype=np.int64, count=len(blobs_by_group))
-    result: dict[int, list[tuple[float | None, int]]] = {
-        int(g): [(None, 0)] * len(spec.names) for g in groups
-    }
-    decoded = [np.frombuffer(blobs_by_group[int(g)], dtype=_ENTRY) for g in groups]
-    sizes = np.fromiter((len(d) for d in decoded), dtype=np.int64, count=len(decoded))
-    if sizes.sum() == 0:
+    if len(groups) > 1 and np.any(np.diff(groups) < 0):
+        raise ValueError("groups must be in ascending order")
+    names = len(spec.names)
+    width = names * BINS_PER_PARAM
+    empty: list[tuple[float | None, int]] = [(None, 0)] * names
+    result = [list(empty) for _ in range(n_groups)]
+    keys, counts, sizes = _decode_all(blobs)
+    if len(keys) == 0:
         return result
-    entries = np.concatenate(decoded)
-    group_of = np.repeat(groups, sizes)
-    keys = entries["key"].astype(np.int64)
-    counts = entries["count"].astype(np.int64)
-    # Entries are sorted by key inside each blob, so (group, parameter) segments are contiguous.
-    segment_id = group_of * MAX_PARAMS + keys // BINS_PER_PARAM
-    starts = np.flatnonzero(np.r_[True, segment_id[1:] != segment_id[:-1]])
-    totals = np.add.reduceat(counts, starts)
-    cumulative = np.cumsum(counts)
-    before = cumulative[starts] - counts[starts]
-    ranks = np.floor(q * (totals - 1)).astype(np.int64)
-    hit = np.searchsorted(cumulative, before + ranks, side="right")
-    params = keys[starts] // BINS_PER_PARAM
-    bins = keys[hit] % BINS_PER_PARAM
-    values = np.zeros(len(starts), dtype=np.float64)
-    for p, scale in enumerate(spec.scales):
-        mask = params == p
-        values[mask] = scale.value(bins[mask])
-    for group, p, value, total in zip(
-        group_of[starts].tolist(), params.tolist(), values.tolist(), totals.tolist(), strict=True
-    ):
-        result[group][p] = (value, total)
+    owner = np.repeat(groups, sizes)
+    bounds = np.searchsorted(owner, np.arange(0, n_groups + chunk, chunk))
+    for c, first in enumerate(range(0, n_groups, chunk)):
+        lo, hi = bounds[c], bounds[c + 1]
+        if lo == hi:
+            continue
+        size = min(chunk, n_groups - first)
+        cells = (owner[lo:hi] - first) * width + keys[lo:hi]
+        hist = np.bincount(cells, weights=counts[lo:hi], minlength=size * width).reshape(size, names, -1)
+        cumulative = np.cumsum(hist, axis=2)
+        totals = cumulative[:, :, -1].astype(np.int64)
+        ranks = np.floor(q * np.maximum(totals - 1, 0))
+        bins = np.argmax(cumulative > ranks[:, :, None], axis=2)
+        values = np.stack([spec.scales[p].value(bins[:, p]) for p in range(names)], axis=1)
+        for g in np.flatnonzero(totals.sum(axis=1)).tolist():
+            result[first + g] = [
+                (float(values[g, p]), int(totals[g, p])) if totals[g, p] > 0 else (None, 0)
+                for p in range(names)
+            ]
     return result
+
+
+def grouped_quantiles(
+    spec: SketchSpec, blobs_by_group: dict[int, bytes], q: float
+) -> dict[int, list[tuple[float | None, int]]]:
+    """For each group's sketch: (q-quantile, count) of every parameter, in ``spec.names`` order."""
+    ids = sorted(blobs_by_group)
+    found = quantiles_by_group(
+        spec, np.arange(len(ids), dtype=np.int64), [blobs_by_group[g] for g in ids], len(ids), q
+    )
+    return dict(zip(ids, found, strict=True))
