@@ -58,7 +58,7 @@ server:
   public_url: https://basil.example.com:9443
   tls: {self_signed: false, cert: /etc/basil/cert.pem, key: /etc/basil/key.pem}
 auth: {anonymous_read: true, vcenter_session_role: viewer}
-retention: {raw: 3h, five_min: 5d, hourly: 1w2d}
+retention: {raw: 3h, five_min: 5d, hourly: 1w2d, hourly_sketches: 3d}
 """
 
 
@@ -115,7 +115,7 @@ srp: {gamma: 1.5, queue_depth_min: 10, queue_depth_max: 5}
 schedules: {collect_s: 2, rebalance: {cron: "0 2 * *", timezone: Mars/Olympus, duration: 0}}
 store: {url: "postgresql://u:secret@db/basil"}
 server: {listen: "localhost", tls: {self_signed: false}}
-retention: {raw: 1d, five_min: 2h}
+retention: {raw: 1d, five_min: 2h, hourly_sketches: 1h}
 """,
         )
     )
@@ -141,6 +141,7 @@ retention: {raw: 1d, five_min: 2h}
         "server.listen": "port",
         "server.tls": "cert and key",
         "retention.five_min": "at least as long as raw",
+        "retention.hourly_sketches": "between 1d",
     }
     for field, words in expected.items():
         assert field in found, f"{field} not reported; got {sorted(found)}"

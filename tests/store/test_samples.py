@@ -210,6 +210,15 @@ def test_retention_keeps_what_is_not_rolled_up(store: Store) -> None:
     assert oldest_raw == T0 + 2 * 3600
     # Hourly rollups still hold the whole span.
     assert result[DiskRef("vc", "vm-0", "scsi0:0")].samples == 3 * 180
+    # Past hourly_sketches, hourly rows keep their means but lose their distributions.
+    thinner = SampleRetention(timedelta(hours=1), timedelta(hours=2), timedelta(days=1), timedelta(hours=2))
+    with store.session() as session:
+        assert prune_samples(session, now=T0 + 3 * 3600, retention=thinner)["disk/1h-sketches"] == 2
+    with store.read_session() as session:
+        result = workload_percentiles(session, T0, T0 + 3 * 3600, 0.9)
+        means = disk_history(session, DiskRef("vc", "vm-0", "scsi0:0"), T0, T0 + 3600, LEVEL_HOUR)
+    assert result[DiskRef("vc", "vm-0", "scsi0:0")].samples == 2 * 180
+    assert means[0].samples == 180
 
 
 def test_prune_never_drops_raw_rows_that_are_not_rolled_up(store: Store) -> None:

@@ -430,8 +430,11 @@ class RetentionConfig:
     """How long each kind of record is kept. Samples: raw 20 s, then 5-minute and hourly rollups."""
 
     raw: timedelta = timedelta(hours=2)
-    five_min: timedelta = timedelta(days=7)
+    five_min: timedelta = timedelta(days=2)
     hourly: timedelta = timedelta(days=90)
+    # Hourly rollups older than this keep their means but drop their percentile sketches (the bulk
+    # of a rollup row): the workload model reads a day of distributions, charts read means.
+    hourly_sketches: timedelta = timedelta(days=14)
     inventory: timedelta = timedelta(days=7)
     models: timedelta = timedelta(days=30)
     recommendations: timedelta = timedelta(days=30)
@@ -445,6 +448,7 @@ class RetentionConfig:
             "raw",
             "five_min",
             "hourly",
+            "hourly_sketches",
             "inventory",
             "models",
             "recommendations",
@@ -459,6 +463,17 @@ class RetentionConfig:
             found.append(Problem(f"{path}.five_min", "must be at least as long as raw"))
         if self.hourly < self.five_min:
             found.append(Problem(f"{path}.hourly", "must be at least as long as five_min"))
+        # vCenter serves real-time samples for an hour; a re-collected sample must still find its twin.
+        if self.raw < timedelta(hours=1):
+            found.append(
+                Problem(f"{path}.raw", "must be at least 1h (vCenter keeps real-time samples an hour)")
+            )
+        if not timedelta(days=1) <= self.hourly_sketches <= self.hourly:
+            found.append(
+                Problem(
+                    f"{path}.hourly_sketches", "must lie between 1d (the workload model's window) and hourly"
+                )
+            )
         return found
 
 

@@ -24,7 +24,7 @@ def apply_retention(
     counts = prune_samples(
         session,
         sample_now if sample_now is not None else epoch(at),
-        SampleRetention(raw=retention.raw, five_min=retention.five_min, hourly=retention.hourly),
+        SampleRetention(retention.raw, retention.five_min, retention.hourly, retention.hourly_sketches),
     )
     counts["inventory_snapshots"] = inventory.prune_inventory(session, at - retention.inventory)
     counts["models"] = fits.prune_models(session, at - retention.models)

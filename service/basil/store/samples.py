@@ -608,6 +608,7 @@ class SampleRetention:
     raw: timedelta
     five_min: timedelta
     hourly: timedelta
+    hourly_sketches: timedelta | None = None
 
 
 def prune_samples(session: Session, now: int, retention: SampleRetention) -> dict[str, int]:
@@ -629,6 +630,16 @@ def prune_samples(session: Session, now: int, retention: SampleRetention) -> dic
                 delete(rollup).where(rollup.c.level == level, rollup.c.bucket < horizon - level + 1)
             )
             deleted[f"{kind.name}/{label}"] = int(result.rowcount)  # type: ignore[attr-defined]
+        if retention.hourly_sketches is not None:
+            horizon = now - int(retention.hourly_sketches.total_seconds())
+            result = session.execute(
+                update(rollup)
+                .where(
+                    rollup.c.level == LEVEL_HOUR, rollup.c.bucket < horizon, func.length(rollup.c.sketch) > 0
+                )
+                .values(sketch=b"")
+            )
+            deleted[f"{kind.name}/1h-sketches"] = int(result.rowcount)  # type: ignore[attr-defined]
     return deleted
 
 
