@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean bench
+.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,20 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_balancer.py
+
+bench-store: $(STAMP)
+	$(PY) benchmarks/bench_store.py
+
+# Debian's PostgreSQL server, for the store's tests on PostgreSQL (they start their own throw-away
+# cluster from /usr/lib/postgresql/*/bin). Idempotent and quiet; needs root (or sudo) to install.
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	else \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		echo "installing PostgreSQL (Debian package) for the store's tests"; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	fi
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -11,12 +11,15 @@ setup(
     python_requires=">=3.11",
     package_dir={"": "service"},
     packages=find_packages("service"),
-    package_data={"basil": ["py.typed", "data/*", "data/**/*"]},
+    package_data={"basil": ["py.typed", "data/*", "data/**/*", "store/migrations/script.py.mako"]},
     include_package_data=True,
     install_requires=[
         "click>=8.1,<9",
         "PyYAML>=6.0,<7",
         "numpy>=1.26,<3",
+        "SQLAlchemy>=2.0.30,<2.2",
+        "alembic>=1.13,<2",
+        "psycopg[binary]>=3.1,<4",
     ],
     extras_require={
         "test": [

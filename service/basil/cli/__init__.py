@@ -39,11 +39,10 @@ def main(verbose: int) -> None:
 
 
 # Each area's commands live in a module of their own and are registered here, once `main` exists.
+from basil.cli.config import config_group  # noqa: E402
+from basil.cli.db import db_group, token_group  # noqa: E402
 from basil.cli.recommend import model, place, recommend  # noqa: E402
-
-main.add_command(recommend)
-main.add_command(place)
-main.add_command(model)
 from basil.cli.srp import srp  # noqa: E402
 
-main.add_command(srp)
+for _command in (recommend, place, model, srp, config_group, db_group, token_group):
+    main.add_command(_command)

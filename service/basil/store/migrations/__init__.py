@@ -1,0 +1,1 @@
+"""Alembic's environment and Basil's migrations (run through :mod:`basil.store.migrate`)."""

@@ -1,0 +1,1 @@
+"""Basil's schema migrations, one module per revision."""
