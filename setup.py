@@ -17,6 +17,10 @@ setup(
         "click>=8.1,<9",
         "PyYAML>=6.0,<7",
         "numpy>=1.26,<3",
+        # vCenter: SOAP (pyVmomi) and the vSphere Automation SDK (tags); vmware-vcenter brings
+        # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
+        "pyvmomi>=8.0.3,<10",
+        "vmware-vcenter>=8.0.3,<10",
     ],
     extras_require={
         "test": [

@@ -36,3 +36,8 @@ def main(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+from basil.cli.vcenter import vcenter as _vcenter  # noqa: E402
+
+main.add_command(_vcenter)
