@@ -335,8 +335,11 @@ class VCenterConnection:
             soap.DropConnections()
             self._soap = self._stub = self._content = None
             raise
-        # Rebind the content to the resilient stub so that every later call goes through it.
-        self._content = self._bind_content(self._content)
+        # The content again, now through the resilient stub, so that every managed object reference
+        # in it (and everything reached from them) is bound to that stub.
+        self._content = self._call_raw(
+            vim.ServiceInstance("ServiceInstance", self._stub).RetrieveContent, "reading the service content"
+        )
         if params.keepalive_s > 0:
             self._keepalive_stop.clear()
             self._keepalive_thread = threading.Thread(
@@ -431,16 +434,6 @@ class VCenterConnection:
 
     def _bind(self, mo: Any, stub: Any) -> Any:
         return type(mo)(mo._moId, stub)
-
-    def _bind_content(self, content: Any) -> Any:
-        """A copy of the service content whose managed object references use the resilient stub."""
-        rebound = vim.ServiceInstanceContent()
-        for prop in content._GetPropertyList():
-            value = getattr(content, prop.name)
-            if isinstance(value, vmodl.ManagedObject):
-                value = self._bind(value, self._stub)
-            setattr(rebound, prop.name, value)
-        return rebound
 
     def _call_raw(self, fn: Callable[[], T], doing: str) -> T:
         """A call on the raw stub, with transport and TLS failures mapped to typed errors."""

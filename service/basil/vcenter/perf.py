@@ -121,17 +121,15 @@ def pack_queries(units: Iterable[QueryUnit], budget: int) -> list[list[QueryUnit
     return batches
 
 
-def split_entity(
-    entity: str, kind: str, counters: Sequence[int], instances: int, budget: int
-) -> list[QueryUnit]:
-    """One unit for an entity, or several when its counters × instances exceed *budget* alone."""
-    per_counter = max(1, instances)
-    cost = len(counters) * per_counter
-    if cost <= budget:
-        return [QueryUnit(entity, kind, tuple(counters), cost)]
-    chunk = max(1, budget // per_counter)
+def split_entity(entity: str, kind: str, counters: Sequence[int], budget: int) -> list[QueryUnit]:
+    """One unit for an entity, or several when its counters alone exceed *budget*.
+
+    vCenter counts a query's metrics as the sum over its specs of their metric ids (entity ×
+    counter); a wildcard instance is one metric id however many disks or datastores it expands to.
+    """
+    chunk = max(1, budget)
     return [
-        QueryUnit(entity, kind, tuple(counters[i : i + chunk]), len(counters[i : i + chunk]) * per_counter)
+        QueryUnit(entity, kind, tuple(counters[i : i + chunk]), len(counters[i : i + chunk]))
         for i in range(0, len(counters), chunk)
     ]
 
@@ -172,6 +170,7 @@ class PerfCollector:
         self._max_query_metrics: int | None = self.params.max_query_metrics
         self._last: dict[str, datetime] = {}
         self._cycle = threading.Lock()
+        self._cycle_budget_lock = threading.Lock()
 
     # --- set-up, once -------------------------------------------------------------------------
 
@@ -251,11 +250,11 @@ class PerfCollector:
             for vm in sorted(inventory.vms.values(), key=lambda v: v.moid):
                 # Real-time statistics exist only for running VMs.
                 if vm.powered_on and vm.disks and not vm.template:
-                    units.extend(split_entity(vm.moid, "vm", disk_ids, len(vm.disks), budget))
+                    units.extend(split_entity(vm.moid, "vm", disk_ids, budget))
         if self.params.hosts and host_ids:
             for host in sorted(inventory.hosts.values(), key=lambda h: h.moid):
                 if host.connection_state == "connected" and host.datastores:
-                    units.extend(split_entity(host.moid, "host", host_ids, len(host.datastores), budget))
+                    units.extend(split_entity(host.moid, "host", host_ids, budget))
         return pack_queries(units, budget), missing
 
     def collect(self, inventory: Inventory) -> CollectionReport:
@@ -274,13 +273,13 @@ class PerfCollector:
 
         def run(batch: list[QueryUnit]) -> None:
             try:
-                metrics = self._query(batch)
+                metrics = self._query_within_limit(batch)
             except VCenterError as err:
                 with lock:
                     errors.append(f"{len(batch)} entities ({batch[0].entity}..): {err.message}")
                     failures.append(err)
                 return
-            parsed = [(m.entity._moId, self._parse(m)) for m in metrics or ()]
+            parsed = [(m.entity._moId, self._parse(m)) for m in metrics]
             with lock:
                 for moid, res in parsed:
                     merge_into(results.setdefault(moid, _EntityResult()), res)
@@ -303,6 +302,37 @@ class PerfCollector:
             entities=entities,
             errors=tuple(errors),
         )
+
+    def _query_within_limit(self, batch: list[QueryUnit]) -> list[Any]:
+        """QueryPerf for *batch*; if vCenter says the query is too large, halve it and lower the budget.
+
+        The option can be changed while Basil runs, and a vCenter may count differently from
+        :func:`split_entity`; refusing outright would lose the cycle.
+        """
+        try:
+            return list(self._query(batch) or ())
+        except VCenterError as err:
+            if err.fault != "RestrictedByAdministrator" or sum(u.cost for u in batch) <= 1:
+                raise
+        cost = sum(u.cost for u in batch)
+        with self._cycle_budget_lock:
+            self._max_query_metrics = max(1, min(self.max_query_metrics(), cost // 2))
+        log.warning(
+            "%s refused a query of %d metrics; budget lowered to %d",
+            self._conn.server,
+            cost,
+            self._max_query_metrics,
+        )
+        if len(batch) > 1:
+            half = len(batch) // 2
+            return self._query_within_limit(batch[:half]) + self._query_within_limit(batch[half:])
+        unit = batch[0]
+        half = max(1, len(unit.counters) // 2)
+        parts = [
+            QueryUnit(unit.entity, unit.kind, unit.counters[:half], half),
+            QueryUnit(unit.entity, unit.kind, unit.counters[half:], len(unit.counters) - half),
+        ]
+        return self._query_within_limit(parts[:1]) + self._query_within_limit(parts[1:])
 
     def _query(self, batch: list[QueryUnit]) -> Any:
         specs = []
