@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 
 import pytest
@@ -27,9 +28,7 @@ def test_batches_never_exceed_the_budget_and_keep_every_unit(budget: int) -> Non
     assert all(sum(u.cost for u in b) <= budget for b in batches)
     assert [u for b in batches for u in b] == units
     # Packing is tight: no two neighbouring batches could have been one.
-    assert all(
-        sum(u.cost for u in a) + b[0].cost > budget for a, b in zip(batches, batches[1:], strict=False)
-    )
+    assert all(sum(u.cost for u in a) + b[0].cost > budget for a, b in itertools.pairwise(batches))
 
 
 def test_random_percent_from_the_seek_histogram() -> None:

@@ -172,6 +172,10 @@ class Action(ABC):
     def hosts(self) -> tuple[str, ...]:
         return ()
 
+    def vms(self) -> tuple[str, ...]:
+        """VMs this action changes (vCenter runs one relocation of a VM at a time)."""
+        return ()
+
     def move_bytes(self, inv: Inventory) -> int:
         """Bytes this action copies between datastores (0 for settings changes)."""
         return 0
@@ -290,6 +294,9 @@ class RelocateDisk(Action):
         disk = self._disk(vm) if vm is not None else None
         return disk.capacity_bytes if disk is not None else 0
 
+    def vms(self) -> tuple[str, ...]:
+        return (self.vm,)
+
     def bind(self, inv: Inventory) -> RelocateDisk:
         """Remember the source datastore and host from the inventory (for the actuator's limits)."""
         vm = inv.vms.get(self.vm)
@@ -379,6 +386,9 @@ class RelocateVM(Action):
     def move_bytes(self, inv: Inventory) -> int:
         vm = inv.vms.get(self.vm)
         return sum(d.capacity_bytes for d in vm.disks if d.datastore != self.target) if vm else 0
+
+    def vms(self) -> tuple[str, ...]:
+        return (self.vm,)
 
     def datastores(self) -> tuple[str, ...]:
         return (self.target, *self._before.get("sources", ()))

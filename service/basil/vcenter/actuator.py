@@ -3,7 +3,7 @@
 The planner and the SRP control loop both hand their actions to :class:`Actuator`. It pre-checks
 each action, stops there on a dry run, keeps at most 8 concurrent relocations per datastore and 2
 per host (vSphere's own Storage vMotion limits), refuses moves past the run's budget (count and
-GB), and reports every action's outcome. QoS settings go through a :class:`QosBackend`, so a
+GB), and reports every action's outcome. Relocations of one VM run one at a time, as vCenter requires. QoS settings go through a :class:`QosBackend`, so a
 storage-policy (SPBM) IOPS-limit backend can replace per-disk storageIOAllocation where vSphere
 dropped it, without changing the SRP code that decides the settings.
 """
@@ -216,14 +216,17 @@ class Actuator:
         cond = threading.Condition()
         ds_busy: Counter[str] = Counter()
         host_busy: Counter[str] = Counter()
+        vm_busy: Counter[str] = Counter()
         pending = list(runnable)
         running = 0
 
         def fits(a: Action) -> bool:
             if a.move_bytes(inventory) <= 0:
                 return True
-            return all(ds_busy[d] < p.per_datastore for d in a.datastores()) and all(
-                host_busy[h] < p.per_host for h in a.hosts()
+            return (
+                all(ds_busy[d] < p.per_datastore for d in a.datastores())
+                and all(host_busy[h] < p.per_host for h in a.hosts())
+                and all(vm_busy[v] < 1 for v in a.vms())
             )
 
         def done(i: int, a: Action, fut: Future[ActionResult]) -> None:
@@ -238,6 +241,7 @@ class Actuator:
                 if a.move_bytes(inventory) > 0:
                     ds_busy.subtract(a.datastores())
                     host_busy.subtract(a.hosts())
+                    vm_busy.subtract(a.vms())
                 running -= 1
                 cond.notify_all()
 
@@ -262,6 +266,7 @@ class Actuator:
                             if a.move_bytes(inventory) > 0:
                                 ds_busy.update(a.datastores())
                                 host_busy.update(a.hosts())
+                                vm_busy.update(a.vms())
                             running += 1
                             fut = pool.submit(self._run_one, a, inventory, progress)
                             fut.add_done_callback(partial(done, i, a))

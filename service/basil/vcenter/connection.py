@@ -405,6 +405,9 @@ class VCenterConnection:
     def http_session(self) -> requests.Session:
         """A requests session with the same TLS rules, for the vSphere Automation (REST/JSON-RPC) API."""
         session = requests.Session()
+        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override session.verify, which would
+        # silently swap the trust chosen here; the SOAP side ignores the environment too.
+        session.trust_env = False
         tls = self.params.tls
         if tls.pinned is not None:
             session.verify = False

@@ -8,6 +8,7 @@ categories and tags, then one batched ``list_attached_objects_on_tags`` call for
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import Any
 
 import requests
@@ -43,11 +44,23 @@ def _vapi_error(err: Exception, server: str) -> VCenterError:
     return VCenterError(f"reading tags on {server}: {name}: {text}", fault=name)
 
 
+def _automation_sdk() -> tuple[Any, Any]:
+    """The Automation SDK's error base class and client factory, imported on first use.
+
+    The SDK takes about a second to import and only tag reads need it. At import it warns about its
+    own deprecated bindings and uses the deprecated ``importlib.resources.read_binary``; those
+    deprecation warnings are the SDK's business, so they are silenced for the import only.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from com.vmware.vapi.std.errors_client import Error  # noqa: PLC0415
+        from vmware.vapi.vsphere.client import create_vsphere_client  # noqa: PLC0415
+    return Error, create_vsphere_client
+
+
 def read_tags(conn: VCenterConnection) -> TagData:
     """Categories and tags by id, and the ids of the tags attached to each VM and datastore moid."""
-    # Imported here: the Automation SDK takes about a second to import and only this function needs it.
-    from com.vmware.vapi.std.errors_client import Error as VapiError  # noqa: PLC0415
-    from vmware.vapi.vsphere.client import create_vsphere_client  # noqa: PLC0415
+    VapiError, create_vsphere_client = _automation_sdk()
 
     params = conn.params
     if params.user is None or params.password is None:
