@@ -3,9 +3,10 @@
 The planner and the SRP control loop both hand their actions to :class:`Actuator`. It pre-checks
 each action, stops there on a dry run, keeps at most 8 concurrent relocations per datastore and 2
 per host (vSphere's own Storage vMotion limits), refuses moves past the run's budget (count and
-GB), and reports every action's outcome. Relocations of one VM run one at a time, as vCenter requires. QoS settings go through a :class:`QosBackend`, so a
-storage-policy (SPBM) IOPS-limit backend can replace per-disk storageIOAllocation where vSphere
-dropped it, without changing the SRP code that decides the settings.
+GB), and reports every action's outcome. Relocations of one VM run one at a time, as vCenter
+requires. QoS settings go through a :class:`QosBackend`, so a storage-policy (SPBM) IOPS-limit
+backend can replace per-disk storageIOAllocation where vSphere dropped it, without changing the SRP
+code that decides the settings.
 """
 
 from __future__ import annotations
