@@ -268,6 +268,20 @@ func (o *OIO) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// UnmarshalYAML accepts "category/name".
+func (t *Tag) UnmarshalYAML(n *yaml.Node) error {
+	t.pos = pos{line: n.Line}
+	cat, name, ok := strings.Cut(n.Value, "/")
+	if n.Kind != yaml.ScalarNode || !ok || cat == "" || name == "" || strings.Contains(name, "/") {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: a tag is written category/name, not %q", n.Line, n.Value)}}
+	}
+	t.Category, t.Name = cat, name
+	return nil
+}
+
+// MarshalYAML writes a tag as category/name.
+func (t Tag) MarshalYAML() (any, error) { return t.Category + "/" + t.Name, nil }
+
 // UnmarshalYAML accepts low, normal, high or a number of shares.
 func (s *Shares) UnmarshalYAML(n *yaml.Node) error {
 	s.pos = pos{line: n.Line}

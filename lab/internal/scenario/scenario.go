@@ -36,6 +36,15 @@ type Settings struct {
 	pos
 }
 
+// Tag is a vSphere tag, written "category/name" (the category is created with cardinality
+// multiple and made applicable to every object type).
+type Tag struct {
+	Category string
+	Name     string
+
+	pos
+}
+
 // Cluster is a compute cluster; its hosts are listed here or name it in Host.Cluster.
 type Cluster struct {
 	Name  string   `yaml:"name"`
@@ -69,6 +78,8 @@ type Datastore struct {
 	Inaccessible bool   `yaml:"inaccessible"`
 	Device       Device `yaml:"device"`
 	SIOC         SIOC   `yaml:"sioc"`
+	// Tags attached to the datastore in vCenter's tagging service.
+	Tags []Tag `yaml:"tags"`
 
 	pos
 }
@@ -132,6 +143,8 @@ type VM struct {
 	// PoweredOn defaults to true.
 	PoweredOn *bool  `yaml:"powered_on"`
 	Disks     []Disk `yaml:"disks"`
+	// Tags attached to the VM in vCenter's tagging service.
+	Tags []Tag `yaml:"tags"`
 
 	pos
 }

@@ -15,6 +15,7 @@ datastores:
   - name: ds-fc
     capacity_gb: 150
     pod: pod1
+    tags: [basil-tier/gold]
     device: {kind: fc15k, disks: 6, raid: "5", cache_mb: 512}
     sioc: {enabled: true, threshold_ms: 25}
   - name: ds-sata
@@ -39,6 +40,7 @@ vms:
           burst: {kind: onoff, on: 5m, off: 10m}
         io: {reservation: 100, limit: 500, shares: high}
   - name: web-1
+    tags: [basil/exclude, app/web]
     host: esx-02
     powered_on: false
     disks:
@@ -77,6 +79,12 @@ func TestParseGood(t *testing.T) {
 	if lvl, n := s.VMs[1].Disks[0].IO.Shares.Resolve(); lvl != "custom" || n != 1500 {
 		t.Fatalf("custom shares decoded wrong: %s %d", lvl, n)
 	}
+	if tags := s.VMs[1].Tags; len(tags) != 2 || tags[1].Category != "app" || tags[1].Name != "web" {
+		t.Fatalf("VM tags decoded wrong: %+v", tags)
+	}
+	if s.Datastores[0].Tags[0].Name != "gold" {
+		t.Fatal("datastore tag decoded wrong")
+	}
 	if s.VMs[1].IsPoweredOn() || !s.VMs[0].IsPoweredOn() {
 		t.Fatal("power state decoded wrong")
 	}
@@ -94,16 +102,17 @@ func TestParseRefusesWithFieldAndLine(t *testing.T) {
 		want           []string
 	}{
 		{"unknown field", "    pod: pod1", "    pood: pod1", []string{"line 10", "pood", "unknown field"}},
-		{"unknown datastore", "        datastore: ds-sata", "        datastore: ds-nope", []string{"line 26", "vms[0].disks[1].datastore", `unknown datastore "ds-nope"`}},
+		{"unknown datastore", "        datastore: ds-sata", "        datastore: ds-nope", []string{"line 27", "vms[0].disks[1].datastore", `unknown datastore "ds-nope"`}},
 		{"not mounted", "    host: esx-01\n", "    host: esx-02\n", []string{"vms[0].disks[1].datastore", "not mounted"}},
-		{"negative size", "        size_gb: 15", "        size_gb: -15", []string{"line 22", "vms[0].disks[0].size_gb"}},
-		{"bad kind", "kind: fc15k", "kind: floppy", []string{"line 11", "datastores[0].device.kind", "floppy"}},
-		{"reservation above limit", "reservation: 100, limit: 500", "reservation: 900, limit: 500", []string{"line 33", "reservation 900 is above the limit 500"}},
-		{"bad shares", "shares: high", "shares: lots", []string{"line 33", "shares must be"}},
-		{"bad unit", "unit: scsi0:0", "unit: scsi0-0", []string{"line 21", "vms[0].disks[0].unit"}},
-		{"bad duration", "on: 5m", "on: soon", []string{"line 32", "not a duration"}},
+		{"negative size", "        size_gb: 15", "        size_gb: -15", []string{"line 23", "vms[0].disks[0].size_gb"}},
+		{"bad kind", "kind: fc15k", "kind: floppy", []string{"line 12", "datastores[0].device.kind", "floppy"}},
+		{"reservation above limit", "reservation: 100, limit: 500", "reservation: 900, limit: 500", []string{"line 34", "reservation 900 is above the limit 500"}},
+		{"bad shares", "shares: high", "shares: lots", []string{"line 34", "shares must be"}},
+		{"bad unit", "unit: scsi0:0", "unit: scsi0-0", []string{"line 22", "vms[0].disks[0].unit"}},
+		{"bad duration", "on: 5m", "on: soon", []string{"line 33", "not a duration"}},
 		{"schedule order", "{at: 10m, value: 4}", "{at: 0s, value: 4}", []string{"schedule[1].at", "increasing"}},
 		{"pct out of range", "read_pct: 95", "read_pct: 195", []string{"vms[1].disks[0].workload.read_pct"}},
+		{"bad tag", "basil/exclude", "exclude", []string{"category/name"}},
 		{"too big", "capacity_gb: 250", "capacity_gb: 5", []string{"datastores[1].capacity_gb", "do not fit"}},
 	}
 	for _, c := range cases {
