@@ -32,6 +32,9 @@ type Settings struct {
 	MaxQueryMetrics int `yaml:"max_query_metrics"`
 	// NoisePct is the relative standard deviation of measurement noise on sampled counters.
 	NoisePct *float64 `yaml:"noise_pct"`
+	// LUNQueueDepth is each host's device queue depth per datastore (ESXi's DQLEN); outstanding IOs
+	// beyond it wait in the host's queue. 0 means the ESXi default, 32.
+	LUNQueueDepth int `yaml:"lun_queue_depth"`
 
 	pos
 }
@@ -121,6 +124,10 @@ type ServiceParams struct {
 	DestageMBps float64 `yaml:"destage_mb_s"`
 	// ControllerUs is fixed per-IO array overhead (fabric, controller).
 	ControllerUs float64 `yaml:"controller_us"`
+	// Channels is how many IOs one flash device serves in parallel (default 4; spindles serve one).
+	Channels int `yaml:"channels"`
+	// StripeKB is the RAID stripe unit: IOs larger than it touch several devices (default 64).
+	StripeKB float64 `yaml:"stripe_kb"`
 
 	pos
 }

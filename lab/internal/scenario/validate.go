@@ -32,6 +32,12 @@ func Validate(s *Scenario) []Problem {
 	if s.Settings.MaxQueryMetrics == 0 {
 		s.Settings.MaxQueryMetrics = 256
 	}
+	if s.Settings.LUNQueueDepth == 0 {
+		s.Settings.LUNQueueDepth = 32
+	}
+	if s.Settings.LUNQueueDepth < 1 || s.Settings.LUNQueueDepth > 1024 {
+		v.add(s.Settings.Line("lun_queue_depth"), "settings.lun_queue_depth", "must be between 1 and 1024")
+	}
 	if s.Settings.NoisePct != nil && (!finite(*s.Settings.NoisePct) || *s.Settings.NoisePct < 0 || *s.Settings.NoisePct > 50) {
 		v.add(s.Settings.Line("noise_pct"), "settings.noise_pct", "must be between 0 and 50")
 	}
@@ -174,10 +180,14 @@ func (v *validator) device(d *Device, field string) {
 		for name, x := range map[string]float64{
 			"avg_seek_ms": sp.AvgSeekMs, "rpm": sp.RPM, "transfer_mb_s": sp.TransferMBps, "read_us": sp.ReadUs,
 			"write_us": sp.WriteUs, "destage_mb_s": sp.DestageMBps, "controller_us": sp.ControllerUs,
+			"stripe_kb": sp.StripeKB,
 		} {
 			if !finite(x) || x < 0 {
 				v.add(sp.Line(name), field+".service."+name, "must be zero (the kind's default) or positive")
 			}
+		}
+		if sp.Channels < 0 || sp.Channels > 64 {
+			v.add(sp.Line("channels"), field+".service.channels", "must be between 1 and 64 (0 for the default)")
 		}
 		if d.Kind == KindCustom && sp.TransferMBps <= 0 {
 			v.add(sp.Line("transfer_mb_s"), field+".service.transfer_mb_s", "is required for a custom device")
