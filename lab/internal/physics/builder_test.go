@@ -97,3 +97,9 @@ func vms(n int, ds string, w wl, opts ...vmOpt) []scenario.VM {
 	}
 	return out
 }
+
+func time20(i int) time.Duration { return time.Duration(i) * 20 * time.Second }
+
+func dur(secs int) scenario.Duration {
+	return scenario.Duration{Duration: time.Duration(secs) * time.Second}
+}

@@ -53,6 +53,9 @@ const (
 	// 0.35 a 15k drive goes from ≈180 random IOPS at queue depth 1 to ≈260 at 4 and ≈370 at 32,
 	// the shape measured on drives of that generation.
 	tcqGain = 0.35
+	// tcqMaxDepth: a drive reorders at most this many queued commands (SATA NCQ's 32; FC and SAS
+	// drives accept more but gain little beyond), so throughput levels off past it.
+	tcqMaxDepth = 32
 	// destageSortDepth: the cache destages dirty blocks in elevator order, choosing among many, so
 	// its positioning is that of a drive with this many requests to choose from.
 	destageSortDepth = 16
@@ -162,7 +165,7 @@ func (d *device) position(write bool, k float64) float64 {
 	if write {
 		p += writeSeekExtraMs
 	}
-	return p / (1 + tcqGain*math.Log(math.Max(1, k)))
+	return p / (1 + tcqGain*math.Log(max(1, k)))
 }
 
 // seqPosition is the positioning of a sequential IO: near zero on a spindle, the access time on flash.
@@ -181,7 +184,7 @@ func (d *device) transfer(kb float64) float64 {
 // pieces is how many stripe units (hence devices) an IO of sizeKB touches: one for an IO within
 // a stripe unit, more for large IOs (aligned IOs; never more than the data devices).
 func (d *device) pieces(sizeKB float64) float64 {
-	return math.Min(math.Max(1, sizeKB/d.stripeKB), float64(d.dataDisks()))
+	return min(max(1, sizeKB/d.stripeKB), float64(d.dataDisks()))
 }
 
 // writeOps describes the back-end work of one host write of sizeKB: how many device operations
@@ -208,7 +211,7 @@ func (d *device) randomWrite(sizeKB float64) writeOps {
 	rmw := 2 * (m + p)          // read-modify-write: read old data and parity, write both
 	rcw := (data - m) + (m + p) // reconstruct-write: read the rest of the stripe, write data+parity
 	if rcw < rmw {
-		return writeOps{ops: rcw, rounds: 2, width: math.Max(data-m, m+p)}
+		return writeOps{ops: rcw, rounds: 2, width: max(data-m, m+p)}
 	}
 	return writeOps{ops: rmw, rounds: 2, width: m + p}
 }
@@ -242,5 +245,5 @@ func harmonic(w float64) float64 {
 // forkJoin is the factor by which an IO split over w devices waits for the slowest of them: none
 // on idle devices (service times are nearly deterministic), H(w) when queueing dominates.
 func forkJoin(w, util float64) float64 {
-	return 1 + (harmonic(w)-1)*math.Min(1, math.Max(0, util))
+	return 1 + (harmonic(w)-1)*min(1, max(0, util))
 }

@@ -40,8 +40,9 @@ type datastore struct {
 	mounted    []string
 	accessible bool
 	sioc       siocState
-	// dirtyMB is the write backlog in the array cache, carried from one interval to the next.
-	dirtyMB float64
+	// dirtyMB is the write backlog in the array cache, carried from one interval to the next, and
+	// dirtyPerMB the device time (ms) destaging a MB of it takes.
+	dirtyMB, dirtyPerMB float64
 }
 
 type siocState struct {

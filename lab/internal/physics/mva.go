@@ -33,13 +33,15 @@ const (
 )
 
 const (
-	// maxDestageUtil is the largest share of device time destaging may take: above it the cache
-	// cannot keep up and fills.
-	maxDestageUtil = 0.9
+	// maxDestageUtil is the largest share of device time destaging may take: the array keeps the
+	// rest for the hosts' IO, and when destaging would need more the cache fills.
+	maxDestageUtil = 0.8
+	// maxBackground bounds all background load together so the closed classes always progress.
+	maxBackground = 0.95
 	// maxOpenUtil bounds the background (copy) load so closed classes always make progress; a copy
 	// asking for more is slowed by the data mover's own flow control.
 	maxOpenUtil      = 0.6
-	mvaTolerance     = 1e-7
+	mvaTolerance     = 1e-6
 	mvaMaxIterations = 2000
 )
 
@@ -66,9 +68,13 @@ type openStream struct {
 type problem struct {
 	dev     *device
 	classes []class
+	disks   []*diskState // the disk of each class (its IO allocation)
 	hostQD  []float64
 	open    []openStream
 	mode    writeMode
+	// backlogPerMB is the device time (ms) destaging one MB of the cache's backlog takes: what
+	// draining costs when no new writes arrive.
+	backlogPerMB float64
 }
 
 type solution struct {
@@ -84,7 +90,16 @@ type solution struct {
 	writeMBps      float64
 	destageMBps    float64
 	destageCapMBps float64
+	destagePerMB   float64 // device ms per MB destaged
 	iterations     int
+	// state lets a related problem (same classes, other caps) start from this fixed point.
+	state mvaState
+}
+
+// mvaState is the iterate of the fixed point: the per-device queue and the utilisations.
+type mvaState struct {
+	qc                      []float64
+	closedUtil, destageUtil float64
 }
 
 // costs are the per-class quantities that do not depend on the queue.
@@ -142,11 +157,12 @@ func (p *problem) openLoad() (util, cacheMBpms, destagePerMB float64) {
 	if cacheMBpms > 0 {
 		destagePerMB /= cacheMBpms
 	}
-	return math.Min(util, maxOpenUtil), cacheMBpms, destagePerMB
+	return min(util, maxOpenUtil), cacheMBpms, destagePerMB
 }
 
-// solve runs the approximate MVA to its fixed point.
-func (p *problem) solve() solution {
+// solve runs the approximate MVA to its fixed point, from warm when given (a solution of the
+// same classes) or from a cold guess.
+func (p *problem) solve(warm *mvaState) solution {
 	d := p.dev
 	n := len(p.classes)
 	servers := d.servers()
@@ -157,45 +173,54 @@ func (p *problem) solve() solution {
 	cs := make([]costs, n)
 	qc := make([]float64, n)   // per-device queue of each class
 	dem := make([]float64, n)  // device ms per IO of the class (foreground)
-	wait := make([]float64, n) // residence per ms of service: queueing and background inflation
+	wait := make([]float64, n) // residence per ms of service: queueing and copy-load inflation
 	resp := make([]float64, n)
-	hostPop := make([]float64, len(p.hostQD))
-	totalPop := 0.0
+	byHost := make([][]int, len(p.hostQD))
 	for i := range p.classes {
 		cs[i] = p.classCosts(&p.classes[i])
 		sol.arrayPop[i] = p.classes[i].pop
-		totalPop += p.classes[i].pop
+		byHost[p.classes[i].host] = append(byHost[p.classes[i].host], i)
 	}
-	openUtil, copyMBpms, copyPerMB := p.openLoad()
+	copyUtil, copyMBpms, copyPerMB := p.openLoad()
 	through := p.mode == writeThrough || d.cacheMB <= 0
 	destageCapMBpms := d.destageMBps / 1000
-	// Initial guess: every IO at the devices, none queued behind another.
+	// Initial guess: half of every disk's IOs at the devices.
 	q := 0.0
+	closedUtil, destageUtil := 0.0, 0.0
+	if warm != nil && len(warm.qc) == n {
+		copy(qc, warm.qc)
+		closedUtil, destageUtil = warm.closedUtil, warm.destageUtil
+	} else {
+		for i := range qc {
+			qc[i] = p.classes[i].pop / servers * 0.5
+		}
+	}
 	for i := range qc {
-		qc[i] = p.classes[i].pop / servers * 0.5
 		q += qc[i]
 	}
-	closedUtil, destageUtil := 0.0, 0.0
+	// The fixed point has strong feedback (background load stretches residence times, which
+	// lowers throughput, which lowers the load), so updates are relaxed, more strongly whenever
+	// an update reverses the previous one.
+	qDamp, dDamp := damper{alpha: 0.5}, damper{alpha: 0.5}
+	var prevX []float64
 	for it := 1; it <= mvaMaxIterations; it++ {
 		sol.iterations = it
-		k := math.Max(1, q)
+		k := max(1, q)
 		posR, posW := d.position(false, k), d.position(true, k)
 		seqR, seqW := d.seqPosition(false), d.seqPosition(true)
-		backU := math.Min(openUtil+destageUtil, 0.98)
+		// Copies and destaging compete with the disks' IO first come, first served: in
+		// mixed-network MVA, background (open) load stretches closed residence times by
+		// 1/(1-U_open).
+		backU := min(copyUtil+destageUtil, maxBackground)
 		infl := 1 / (1 - backU)
-		util := math.Min(1, closedUtil+backU)
-		newQ := 0.0
-		for h := range hostPop {
-			hostPop[h] = 0
-		}
+		util := min(1, closedUtil+backU)
 		for i := range p.classes {
 			c := &p.classes[i]
 			k := &cs[i]
-			a := math.Max(0, q-qc[i]/math.Max(1, sol.arrayPop[i]))
+			a := max(0, q-qc[i]/max(1, sol.arrayPop[i]))
 			wait[i] = (1 + a) * infl
 			sRead := c.random*posR + (1-c.random)*seqR + k.xfer
-			readRes := sRead * forkJoin(k.m, util) * wait[i]
-			sol.readResp[i] = k.delay + readRes
+			sol.readResp[i] = k.delay + sRead*forkJoin(k.m, util)*wait[i]
 			demand := c.read * k.m * sRead
 			if through {
 				sWR := posW + k.xfer
@@ -208,69 +233,122 @@ func (p *problem) solve() solution {
 				sol.writeResp[i] = k.ackDelay
 			}
 			resp[i] = c.read*sol.readResp[i] + (1-c.read)*sol.writeResp[i]
-			// The array holds what the host lets through: the VM's IOs, fewer if a rate cap
-			// holds them back (a capped class keeps cap·R at the array, Little's law).
-			e := c.pop
-			if !math.IsInf(c.capIOPS, 1) {
-				e = math.Min(e, c.capIOPS/1000*resp[i])
-			}
-			sol.arrayPop[i] = e
-			hostPop[c.host] += e
 			dem[i] = demand
 		}
-		// A host sends at most its queue depth of IOs to the LUN; the rest wait in the host.
-		for i := range p.classes {
-			h := p.classes[i].host
-			if hostPop[h] > p.hostQD[h] {
-				sol.arrayPop[i] *= p.hostQD[h] / hostPop[h]
-			}
-		}
+		p.admit(byHost, resp, sol.x, sol.arrayPop)
 		maxChange := 0.0
-		closed, writeMBpms, destageWork := 0.0, 0.0, 0.0
+		newQ, closed, writeMBpms, destageWork, qStep, qResidual := 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+		destageResidual := 0.0
 		for i := range p.classes {
 			c := &p.classes[i]
-			x := sol.arrayPop[i] / resp[i]
-			if old := sol.x[i]; old > 0 {
-				maxChange = math.Max(maxChange, math.Abs(x-old)/old)
-			} else if x > 0 {
-				maxChange = 1
-			}
-			sol.x[i] = x
+			x := sol.x[i]
 			// Little's law at the devices: the class's IOs there are X times their residence.
-			qc[i] = 0.5*qc[i] + 0.5*x*dem[i]*wait[i]/servers
+			target := x * dem[i] * wait[i] / servers
+			qStep += target - qc[i]
+			qResidual += math.Abs(target - qc[i])
+			qc[i] += qDamp.alpha * (target - qc[i])
 			newQ += qc[i]
 			closed += x * dem[i] / servers
 			if !through {
-				writeMBpms += x * (1 - c.read) * cs[i].writeMB
-				destageWork += x * (1 - c.read) * cs[i].destageWork
+				w := x * (1 - c.read)
+				writeMBpms += w * cs[i].writeMB
+				destageWork += w * cs[i].destageWork
 			}
 		}
-		// Damped update of the queue estimate keeps the load-dependent service times stable.
 		q = newQ
-		closedUtil = 0.5*closedUtil + 0.5*closed
+		qDamp.observe(qStep)
+		closedResidual := math.Abs(closed - closedUtil)
+		closedUtil += qDamp.alpha * (closed - closedUtil)
 		if !through {
 			inMBpms := writeMBpms + copyMBpms
 			work := destageWork + copyMBpms*copyPerMB // device ms per ms
-			perMB := 0.0
-			if inMBpms > 0 {
-				perMB = work / inMBpms
+			perMB := safeDiv(work, inMBpms)
+			if inMBpms == 0 {
+				perMB = p.backlogPerMB
 			}
+			// Destaging may take up to maxDestageUtil of the devices' time, and no more than the
+			// destage ceiling; beyond that the cache cannot keep up.
 			capMB := destageCapMBpms
 			if perMB > 0 {
-				capMB = math.Min(capMB, maxDestageUtil*servers/perMB)
+				capMB = min(capMB, maxDestageUtil*servers/perMB)
 			}
 			rate := inMBpms // writeBack: destage what arrives
 			if p.mode == writeBackFlush || rate > capMB {
 				rate = capMB
 			}
-			target := rate * perMB / servers
-			destageUtil = 0.5*destageUtil + 0.5*target
+			step := rate*perMB/servers - destageUtil
+			dDamp.observe(step)
+			destageResidual = math.Abs(step)
+			destageUtil += dDamp.alpha * step
 			sol.writeMBps, sol.destageMBps, sol.destageCapMBps = inMBpms*1000, rate*1000, capMB*1000
+			sol.destagePerMB = perMB
 		}
-		if maxChange < mvaTolerance && it > 3 {
+		for i := range p.classes {
+			if old := sol.x[i]; i < len(prevX) && prevX[i] > 0 {
+				maxChange = max(maxChange, math.Abs(old-prevX[i])/prevX[i])
+			} else if old > 0 {
+				maxChange = 1
+			}
+		}
+		prevX = append(prevX[:0], sol.x...)
+		// Converged when the throughputs stand still and the iterate is a fixed point (small
+		// steps alone could come from heavy damping).
+		if it > 3 && maxChange < mvaTolerance && qResidual < mvaTolerance*max(1, q) &&
+			closedResidual < mvaTolerance && destageResidual < mvaTolerance {
 			break
 		}
 	}
-	sol.util = math.Min(1, closedUtil+openUtil+destageUtil)
+	sol.util = min(1, closedUtil+copyUtil+destageUtil)
+	sol.state = mvaState{qc: qc, closedUtil: closedUtil, destageUtil: destageUtil}
 	return sol
+}
+
+// damper relaxes a fixed-point update: it halves its step whenever the update changes direction
+// (the sign of an oscillation) and lets it grow back slowly while the updates agree.
+type damper struct{ alpha, last float64 }
+
+func (d *damper) observe(step float64) {
+	switch {
+	case step*d.last < 0:
+		d.alpha = max(d.alpha/2, 1.0/1024)
+	case step*d.last > 0:
+		d.alpha = min(d.alpha*1.2, 0.5)
+	}
+	d.last = step
+}
+
+// admit lets each host send its disks' IOs to the array: a disk with a rate cap (limit, SIOC
+// allocation) gets at most cap IOPS, and a host keeps at most its queue depth of IOs at the array,
+// the rest waiting in its queue. The host queue is first in, first out, so every IO of a host waits
+// there the same time W: a disk's throughput is min(cap, N/(W+R)) and W is the smallest wait that
+// keeps Σ X·R within the queue depth. That sum falls with W and is convex, so Newton's method
+// started left of the root climbs to it without overshooting.
+func (p *problem) admit(byHost [][]int, resp, x, arrayPop []float64) {
+	for h, idx := range byHost {
+		qd := p.hostQD[h]
+		w := 0.0
+		for range 100 {
+			sum, slope := 0.0, 0.0
+			for _, i := range idx {
+				c := &p.classes[i]
+				free := c.pop / (w + resp[i])
+				if cap := c.capIOPS / 1000; cap < free {
+					sum += cap * resp[i]
+					continue
+				}
+				sum += free * resp[i]
+				slope += free * resp[i] / (w + resp[i])
+			}
+			excess := sum - qd
+			if excess <= 1e-9*qd || slope == 0 {
+				break
+			}
+			w += excess / slope
+		}
+		for _, i := range idx {
+			c := &p.classes[i]
+			x[i] = min(c.capIOPS/1000, c.pop/(w+resp[i]))
+			arrayPop[i] = x[i] * resp[i]
+		}
+	}
 }

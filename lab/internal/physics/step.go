@@ -1,7 +1,6 @@
 package physics
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -137,6 +136,7 @@ func (m *Model) solveStore(ds *datastore, actives []active, copies []*copyLoad, 
 	for _, a := range actives {
 		share := a.p.oio / totalOIO
 		rnd := a.p.randomPct / 100
+		prob.disks = append(prob.disks, a.d)
 		prob.classes = append(prob.classes, class{
 			pop: a.p.oio, host: hostIndex[a.d.vm.host], read: a.p.readPct / 100, sizeKB: a.p.sizeKB,
 			random: rnd + (1-rnd)*(1-share), capIOPS: a.d.limit,
@@ -153,15 +153,9 @@ func (m *Model) solveStore(ds *datastore, actives []active, copies []*copyLoad, 
 			res.copyMBps += c.mbps
 		}
 	}
-	if ds.dev.cacheMB > 0 {
-		prob.mode = writeBack
-	} else {
-		prob.mode = writeThrough
-	}
-	sol := prob.solve()
-	res.classes = classResults(&prob, &sol)
-	res.util = sol.util
-	res.deviceLat = deviceLatency(res.classes)
+	segs, full := m.solveRegimes(ds, &prob, dt)
+	blend(&prob, segs, &res)
+	res.cacheFull = full
 	return res
 }
 
@@ -174,7 +168,7 @@ func classResults(p *problem, s *solution) []classResult {
 		if x <= 0 {
 			continue
 		}
-		hostWait := math.Max(0, c.pop-s.arrayPop[i]) / x
+		hostWait := max(0, c.pop-s.arrayPop[i]) / x
 		out[i] = classResult{
 			iops: x * 1000, read: c.read, host: c.host, readLatMs: hostWait + s.readResp[i], writeLatMs: hostWait + s.writeResp[i],
 			deviceReadLatMs: s.readResp[i], deviceWriteLatMs: s.writeResp[i], arrayPop: s.arrayPop[i],

@@ -336,18 +336,24 @@ func (s Shares) MarshalYAML() (any, error) {
 func (o OIO) MarshalYAML() (any, error) {
 	switch o.Kind() {
 	case "schedule":
-		out := map[string]any{"schedule": o.Schedule}
-		if o.Repeat.Duration > 0 {
-			out["repeat"] = o.Repeat
-		}
-		return out, nil
+		return struct {
+			Schedule []ScheduleStep `yaml:"schedule"`
+			Repeat   *Duration      `yaml:"repeat,omitempty"`
+		}{o.Schedule, optionalDuration(o.Repeat)}, nil
 	case "range":
-		out := map[string]any{"min": o.Min, "max": o.Max}
-		if o.Every.Duration > 0 {
-			out["every"] = o.Every
-		}
-		return out, nil
+		return struct {
+			Min   float64   `yaml:"min"`
+			Max   float64   `yaml:"max"`
+			Every *Duration `yaml:"every,omitempty"`
+		}{o.Min, o.Max, optionalDuration(o.Every)}, nil
 	default:
 		return o.Fixed, nil
 	}
+}
+
+func optionalDuration(d Duration) *Duration {
+	if d.Duration <= 0 {
+		return nil
+	}
+	return &d
 }

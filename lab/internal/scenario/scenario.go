@@ -11,32 +11,32 @@ import (
 // Scenario is a whole datacenter as written in a scenario YAML file.
 type Scenario struct {
 	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Description string `yaml:"description,omitempty"`
 	// Seed makes noise, bursts and ranged workloads repeatable.
-	Seed       int64       `yaml:"seed"`
-	Datacenter string      `yaml:"datacenter"`
-	Clusters   []Cluster   `yaml:"clusters"`
-	Hosts      []Host      `yaml:"hosts"`
-	Datastores []Datastore `yaml:"datastores"`
-	VMs        []VM        `yaml:"vms"`
+	Seed       int64       `yaml:"seed,omitempty"`
+	Datacenter string      `yaml:"datacenter,omitempty"`
+	Clusters   []Cluster   `yaml:"clusters,omitempty"`
+	Hosts      []Host      `yaml:"hosts,omitempty"`
+	Datastores []Datastore `yaml:"datastores,omitempty"`
+	VMs        []VM        `yaml:"vms,omitempty"`
 	// Settings are vCenter-wide knobs the lab exposes as a real vCenter would.
-	Settings Settings `yaml:"settings"`
+	Settings Settings `yaml:"settings,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Settings mirror vCenter advanced settings and lab-wide measurement knobs.
 type Settings struct {
 	// MaxQueryMetrics is config.vpxd.stats.maxQueryMetrics: the most metrics one QueryPerf may ask
 	// for; 0 means the vCenter default (256), a negative value means no limit.
-	MaxQueryMetrics int `yaml:"max_query_metrics"`
+	MaxQueryMetrics int `yaml:"max_query_metrics,omitempty"`
 	// NoisePct is the relative standard deviation of measurement noise on sampled counters.
-	NoisePct *float64 `yaml:"noise_pct"`
+	NoisePct *float64 `yaml:"noise_pct,omitempty"`
 	// LUNQueueDepth is each host's device queue depth per datastore (ESXi's DQLEN); outstanding IOs
 	// beyond it wait in the host's queue. 0 means the ESXi default, 32.
-	LUNQueueDepth int `yaml:"lun_queue_depth"`
+	LUNQueueDepth int `yaml:"lun_queue_depth,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Tag is a vSphere tag, written "category/name" (the category is created with cardinality
@@ -45,23 +45,23 @@ type Tag struct {
 	Category string
 	Name     string
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Cluster is a compute cluster; its hosts are listed here or name it in Host.Cluster.
 type Cluster struct {
 	Name  string   `yaml:"name"`
-	Hosts []string `yaml:"hosts"`
+	Hosts []string `yaml:"hosts,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Host is an ESXi host.
 type Host struct {
 	Name    string `yaml:"name"`
-	Cluster string `yaml:"cluster"`
+	Cluster string `yaml:"cluster,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Datastore is a LUN or NFS export seen by some hosts, backed by a storage device.
@@ -69,22 +69,22 @@ type Datastore struct {
 	Name       string  `yaml:"name"`
 	CapacityGB float64 `yaml:"capacity_gb"`
 	// UsedGB is space taken by files the scenario does not model (ISOs, other VMs' files).
-	UsedGB float64 `yaml:"used_gb"`
+	UsedGB float64 `yaml:"used_gb,omitempty"`
 	// Type is VMFS (default) or NFS.
-	Type string `yaml:"type"`
+	Type string `yaml:"type,omitempty"`
 	// Hosts that mount the datastore; empty means every host of the scenario.
-	Hosts []string `yaml:"hosts"`
+	Hosts []string `yaml:"hosts,omitempty"`
 	// Pod names the datastore cluster (StoragePod) the datastore belongs to, if any.
-	Pod         string `yaml:"pod"`
-	Maintenance bool   `yaml:"maintenance"`
+	Pod         string `yaml:"pod,omitempty"`
+	Maintenance bool   `yaml:"maintenance,omitempty"`
 	// Inaccessible starts the datastore as not accessible (summary.accessible = false).
-	Inaccessible bool   `yaml:"inaccessible"`
-	Device       Device `yaml:"device"`
-	SIOC         SIOC   `yaml:"sioc"`
+	Inaccessible bool   `yaml:"inaccessible,omitempty"`
+	Device       Device `yaml:"device,omitempty"`
+	SIOC         SIOC   `yaml:"sioc,omitempty"`
 	// Tags attached to the datastore in vCenter's tagging service.
-	Tags []Tag `yaml:"tags"`
+	Tags []Tag `yaml:"tags,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Device kinds with built-in service parameters.
@@ -99,48 +99,48 @@ const (
 // Device is the storage behind a datastore: a RAID group of spindles or flash devices, an array cache.
 type Device struct {
 	Kind  string `yaml:"kind"`
-	Disks int    `yaml:"disks"`
+	Disks int    `yaml:"disks,omitempty"`
 	// RAID level: "0", "1", "5", "6" or "10".
-	RAID    string  `yaml:"raid"`
-	CacheMB float64 `yaml:"cache_mb"`
+	RAID    string  `yaml:"raid,omitempty"`
+	CacheMB float64 `yaml:"cache_mb,omitempty"`
 	// Service overrides the kind's built-in per-device service parameters (required for custom).
-	Service *ServiceParams `yaml:"service"`
+	Service *ServiceParams `yaml:"service,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // ServiceParams are per-physical-device service characteristics; zero fields take the kind's default.
 type ServiceParams struct {
 	// AvgSeekMs is the average seek time of a random access on a spindle.
-	AvgSeekMs float64 `yaml:"avg_seek_ms"`
+	AvgSeekMs float64 `yaml:"avg_seek_ms,omitempty"`
 	// RPM sets rotational latency (half a revolution on average); 0 for flash.
-	RPM float64 `yaml:"rpm"`
+	RPM float64 `yaml:"rpm,omitempty"`
 	// TransferMBps is the media transfer rate of one device.
-	TransferMBps float64 `yaml:"transfer_mb_s"`
+	TransferMBps float64 `yaml:"transfer_mb_s,omitempty"`
 	// ReadUs and WriteUs are flash access times; used when RPM is 0.
-	ReadUs  float64 `yaml:"read_us"`
-	WriteUs float64 `yaml:"write_us"`
+	ReadUs  float64 `yaml:"read_us,omitempty"`
+	WriteUs float64 `yaml:"write_us,omitempty"`
 	// DestageMBps is how fast the array cache drains writes to the devices.
-	DestageMBps float64 `yaml:"destage_mb_s"`
+	DestageMBps float64 `yaml:"destage_mb_s,omitempty"`
 	// ControllerUs is fixed per-IO array overhead (fabric, controller).
-	ControllerUs float64 `yaml:"controller_us"`
+	ControllerUs float64 `yaml:"controller_us,omitempty"`
 	// Channels is how many IOs one flash device serves in parallel (default 4; spindles serve one).
-	Channels int `yaml:"channels"`
+	Channels int `yaml:"channels,omitempty"`
 	// StripeKB is the RAID stripe unit: IOs larger than it touch several devices (default 64).
-	StripeKB float64 `yaml:"stripe_kb"`
+	StripeKB float64 `yaml:"stripe_kb,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // SIOC is Storage I/O Control's state on a datastore.
 type SIOC struct {
-	Enabled bool `yaml:"enabled"`
+	Enabled bool `yaml:"enabled,omitempty"`
 	// ThresholdMode is "manual" (ThresholdMs applies) or "automatic" (a percentage of peak throughput).
-	ThresholdMode string  `yaml:"threshold_mode"`
-	ThresholdMs   float64 `yaml:"threshold_ms"`
-	PeakPct       float64 `yaml:"peak_pct"`
+	ThresholdMode string  `yaml:"threshold_mode,omitempty"`
+	ThresholdMs   float64 `yaml:"threshold_ms,omitempty"`
+	PeakPct       float64 `yaml:"peak_pct,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // VM is a virtual machine with its virtual disks.
@@ -148,12 +148,12 @@ type VM struct {
 	Name string `yaml:"name"`
 	Host string `yaml:"host"`
 	// PoweredOn defaults to true.
-	PoweredOn *bool  `yaml:"powered_on"`
-	Disks     []Disk `yaml:"disks"`
+	PoweredOn *bool  `yaml:"powered_on,omitempty"`
+	Disks     []Disk `yaml:"disks,omitempty"`
 	// Tags attached to the VM in vCenter's tagging service.
-	Tags []Tag `yaml:"tags"`
+	Tags []Tag `yaml:"tags,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // IsPoweredOn reports the VM's initial power state (on unless the scenario says otherwise).
@@ -165,11 +165,11 @@ type Disk struct {
 	Unit      string    `yaml:"unit"`
 	SizeGB    float64   `yaml:"size_gb"`
 	Datastore string    `yaml:"datastore"`
-	Thin      bool      `yaml:"thin"`
-	Workload  *Workload `yaml:"workload"`
-	IO        IOAlloc   `yaml:"io"`
+	Thin      bool      `yaml:"thin,omitempty"`
+	Workload  *Workload `yaml:"workload,omitempty"`
+	IO        IOAlloc   `yaml:"io,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Controller returns "scsi0" of "scsi0:1", Number the unit number 1.
@@ -188,12 +188,12 @@ func (d Disk) Controller() (bus string, unit int) {
 
 // IOAlloc is a disk's storageIOAllocation: reservation and limit in IOPS, shares.
 type IOAlloc struct {
-	Reservation int64 `yaml:"reservation"`
+	Reservation int64 `yaml:"reservation,omitempty"`
 	// Limit in IOPS; nil or -1 means unlimited.
-	Limit  *int64 `yaml:"limit"`
-	Shares Shares `yaml:"shares"`
+	Limit  *int64 `yaml:"limit,omitempty"`
+	Shares Shares `yaml:"shares,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // LimitIOPS returns the limit, -1 for unlimited.
@@ -211,22 +211,22 @@ type Workload struct {
 	ReadPct   float64 `yaml:"read_pct"`
 	RandomPct float64 `yaml:"random_pct"`
 	// Phases, when given, replace the base parameters in turn; each phase may override any of them.
-	Phases []Phase `yaml:"phases"`
+	Phases []Phase `yaml:"phases,omitempty"`
 	// Burst modulates the outstanding IOs over time (on/off or diurnal).
-	Burst *Burst `yaml:"burst"`
+	Burst *Burst `yaml:"burst,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Phase is a stretch of time with its own workload parameters; unset fields keep the base ones.
 type Phase struct {
 	Duration  Duration `yaml:"duration"`
-	OIO       *OIO     `yaml:"oio"`
-	IOSizeKB  *float64 `yaml:"io_size_kb"`
-	ReadPct   *float64 `yaml:"read_pct"`
-	RandomPct *float64 `yaml:"random_pct"`
+	OIO       *OIO     `yaml:"oio,omitempty"`
+	IOSizeKB  *float64 `yaml:"io_size_kb,omitempty"`
+	ReadPct   *float64 `yaml:"read_pct,omitempty"`
+	RandomPct *float64 `yaml:"random_pct,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Burst kinds.
@@ -239,15 +239,15 @@ const (
 type Burst struct {
 	Kind string `yaml:"kind"`
 	// On and Off are the lengths of the active and idle periods (onoff).
-	On  Duration `yaml:"on"`
-	Off Duration `yaml:"off"`
+	On  Duration `yaml:"on,omitempty"`
+	Off Duration `yaml:"off,omitempty"`
 	// Period (default 24h), PeakAt (offset of the peak within the period) and MinFactor (the
 	// trough as a fraction of the peak) shape the diurnal curve.
-	Period    Duration `yaml:"period"`
-	PeakAt    Duration `yaml:"peak_at"`
-	MinFactor float64  `yaml:"min_factor"`
+	Period    Duration `yaml:"period,omitempty"`
+	PeakAt    Duration `yaml:"peak_at,omitempty"`
+	MinFactor float64  `yaml:"min_factor,omitempty"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // OIO is the number of outstanding IOs a workload keeps in flight: fixed, ranged (a new value
@@ -260,7 +260,7 @@ type OIO struct {
 	// Repeat restarts the schedule after this long; zero keeps the last value.
 	Repeat Duration
 
-	pos
+	pos `yaml:"-"`
 }
 
 // ScheduleStep sets the outstanding IOs from At (since the scenario's start) on.
@@ -268,7 +268,7 @@ type ScheduleStep struct {
 	At    Duration `yaml:"at"`
 	Value float64  `yaml:"value"`
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Kind tells which form the OIO was written in.
@@ -288,7 +288,7 @@ type Shares struct {
 	Level string
 	Value int32
 
-	pos
+	pos `yaml:"-"`
 }
 
 // Share values of the vSphere levels for virtual disk IO.
