@@ -56,6 +56,18 @@ var extraTypes = []struct {
 	}},
 }
 
+// intensities scale a data disk's outstanding IOs: 5 % of disks at full Table 1 load, a quarter
+// at a tenth of it, the rest at a thirtieth.
+var intensities = append(append([]float64{1}, repeat(0.1, 5)...), repeat(1.0/30, 14)...)
+
+func repeat(v float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
 func minutes(n int) scenario.Duration {
 	return scenario.Duration{Duration: time.Duration(n) * time.Minute}
 }
@@ -63,7 +75,8 @@ func minutes(n int) scenario.Duration {
 // Large returns the scale-test datacenter: 64 hosts in 4 clusters, 50 datastores of mixed device
 // kinds (12 per cluster and 2 shared by all hosts) with a datastore cluster of 6 per compute
 // cluster, 2,000 VMs with 6,000 virtual disks (an OS disk and two data disks each). Most data
-// disks run a Table 1 workload, some run sequential backup, log or DSS streams, some are idle;
+// disks run a Table 1 workload (most of them at a fraction of its load), some run sequential
+// backup, log or DSS streams, some are idle;
 // many follow a diurnal curve; a few VMs are powered off; some disks carry IO allocations and
 // some datastores have SIOC on.
 func Large(seed int64) *scenario.Scenario {
@@ -151,10 +164,10 @@ func Large(seed int64) *scenario.Scenario {
 			capacity[name] -= sizeGB
 			return name
 		}
-		// The OS disk does a trickle of random IO: half an IO in flight on average.
+		// The OS disk does a trickle of random IO: a tenth of an IO in flight on average.
 		vm.Disks = append(vm.Disks, scenario.Disk{
 			Unit: "scsi0:0", SizeGB: 15, Datastore: pick(15), Thin: true,
-			Workload: &scenario.Workload{OIO: scenario.OIO{Min: 0, Max: 1, Every: minutes(1)}, IOSizeKB: 4, ReadPct: 60, RandomPct: 90},
+			Workload: &scenario.Workload{OIO: scenario.OIO{Min: 0, Max: 0.2, Every: minutes(1)}, IOSizeKB: 4, ReadPct: 60, RandomPct: 90},
 		})
 		app := ""
 		for d := range largeDataDisksPerVM {
@@ -165,11 +178,17 @@ func Large(seed int64) *scenario.Scenario {
 				t := Table1[rng.IntN(len(Table1))]
 				disk.Workload = t.Workload()
 				app = t.Name
-			case r < 85:
+			case r < 80:
 				e := extraTypes[rng.IntN(len(extraTypes))]
 				disk.Workload = e.wl(rng)
 				app = e.name
 			default: // idle data disk
+			}
+			// Consolidated VMs are mostly quiet: a few run their workload flat out, most at a
+			// fraction of it, so a datastore of 120 disks sees tens of IOs in flight, not hundreds.
+			if w := disk.Workload; w != nil {
+				intensity := intensities[rng.IntN(len(intensities))]
+				w.OIO.Min, w.OIO.Max, w.OIO.Fixed = w.OIO.Min*intensity, w.OIO.Max*intensity, w.OIO.Fixed*intensity
 			}
 			if w := disk.Workload; w != nil && w.Burst == nil && rng.IntN(3) == 0 {
 				w.Burst = &scenario.Burst{
