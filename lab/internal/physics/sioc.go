@@ -26,7 +26,9 @@ import (
 // keep at the array.
 
 const (
-	siocBisections = 20
+	siocBisections = 24
+	// lambdaDecades is how far below its upper bound the share multiplier λ is searched.
+	lambdaDecades = 9
 	// minIOPS keeps a starved disk alive, so its latency stays finite.
 	minIOPS = 1.0
 )
@@ -85,7 +87,6 @@ func (m *Model) qos(ds *datastore, p *problem, mode writeMode) qosOutcome {
 				hi = mid
 			}
 		}
-		alloc(0, lo)
 		out.sol = best
 	} else {
 		// Upper bound for λ: enough that no disk's allocation binds before its own IOs do.
@@ -94,16 +95,17 @@ func (m *Model) qos(ds *datastore, p *problem, mode writeMode) qosOutcome {
 			k := p.classCosts(&p.classes[i])
 			hi = max(hi, p.classes[i].pop/k.delay*1000/disks[i].shares)
 		}
-		lo, best := 0.0, s
+		// λ spans many orders of magnitude (shares go from 1 to a million), so bisect its
+		// logarithm; at the bottom of the range only reservations count, which fit (checked above).
+		logLo, logHi, best := math.Log(hi)-lambdaDecades*math.Ln10, math.Log(hi), s
 		for range siocBisections {
-			mid := (lo + hi) / 2
-			if s, ok := try(mid, 1); ok {
-				lo, best = mid, s
+			mid := (logLo + logHi) / 2
+			if s, ok := try(math.Exp(mid), 1); ok {
+				logLo, best = mid, s
 			} else {
-				hi = mid
+				logHi = mid
 			}
 		}
-		alloc(lo, 1)
 		out.sol = best
 	}
 	// The hosts' windows: what their disks keep at the array.

@@ -21,15 +21,14 @@ type active struct {
 
 // classResult is one disk's outcome on its datastore.
 type classResult struct {
-	iops               float64 // IOs per second
-	read               float64 // fraction of reads
-	host               int     // index in storeResult.hosts
-	readLatMs          float64 // as the VM sees them (host queue included)
-	writeLatMs         float64
-	deviceReadLatMs    float64 // array side
-	deviceWriteLatMs   float64
-	arrayPop           float64
-	allocatedIOPSUnder float64 // SIOC allocation when congested, else 0
+	iops             float64 // IOs per second
+	read             float64 // fraction of reads
+	host             int     // index in storeResult.hosts
+	readLatMs        float64 // as the VM sees them (host queue included)
+	writeLatMs       float64
+	deviceReadLatMs  float64 // array side
+	deviceWriteLatMs float64
+	arrayPop         float64
 }
 
 // storeResult is one datastore's outcome.
