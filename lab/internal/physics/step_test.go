@@ -219,3 +219,26 @@ func TestStateChanges(t *testing.T) {
 		}
 	}
 }
+
+// The vSphere side steps the model from one goroutine while operations change it from others
+// (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	m := contended(t, withSIOC(20))
+	m.SetStart(t0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			_ = m.SetIOAllocation(key("small"), 0, -1, int32(500+100*i))
+			_ = m.StartCopy("c", "ds", "ds", 10)
+			m.StopCopy("c")
+			_ = m.SetPower("lim", i%2 == 0)
+		}
+	}()
+	for i := 1; i <= 20; i++ {
+		if iv := m.Step(t0.Add(time20(i)), 20*time.Second); iv.TotalIOPS <= 0 {
+			t.Fatal("no IO")
+		}
+	}
+	<-done
+}
