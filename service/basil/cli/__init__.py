@@ -36,3 +36,14 @@ def main(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+# Each area's commands live in a module of their own and are registered here, once `main` exists.
+from basil.cli.recommend import model, place, recommend  # noqa: E402
+
+main.add_command(recommend)
+main.add_command(place)
+main.add_command(model)
+from basil.cli.srp import srp  # noqa: E402
+
+main.add_command(srp)
