@@ -2,6 +2,7 @@ package vc
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -125,12 +126,22 @@ func (h *injectedFault) Reference() types.ManagedObjectReference { return h.Self
 const injectedMethod = "LabInjectedFault"
 
 // LabInjectedFault is invoked in place of the intercepted method.
-func (h *injectedFault) LabInjectedFault(ctx *simulator.Context, _ any) soap.HasFault {
+func (h *injectedFault) LabInjectedFault(ctx *simulator.Context, body any) soap.HasFault {
 	if !h.inTask {
+		fillRefs(ctx, h.fault, h.Self, nil)
 		return &faultBody{Fault_: simulator.Fault(h.msg, h.fault)}
 	}
 	id := strings.TrimSuffix(h.method, "_Task")
-	t := h.lab.newTask(ctx, h.Self, h.method, lcFirst(id))
+	entity := h.Self
+	// A task on a manager runs on the entity it acts upon (ConfigureDatastoreIORM_Task: the datastore).
+	if v := reflect.ValueOf(body); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		if f := v.Elem().FieldByName("Datastore"); f.IsValid() && f.Type() == reflect.TypeOf(types.ManagedObjectReference{}) {
+			entity = f.Interface().(types.ManagedObjectReference)
+		}
+	}
+	t := h.lab.newTask(ctx, entity, h.method, lcFirst(id))
+	ref := t.ref()
+	fillRefs(ctx, h.fault, h.Self, &ref)
 	t.fail(h.fault, h.msg)
 	return &taskBody{Res: &taskReturn{name: h.method + "Response", Returnval: t.ref()}}
 }
@@ -169,4 +180,44 @@ func (r *taskReturn) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 	return e.EncodeElement(struct {
 		Returnval types.ManagedObjectReference `xml:"returnval"`
 	}{r.Returnval}, start)
+}
+
+// refTypes names the managed object type a fault's reference field holds, by field name.
+var refTypes = map[string]string{
+	"Task": "Task", "Host": "HostSystem", "Datastore": "Datastore", "Vm": "VirtualMachine",
+	"Pool": "ResourcePool", "Folder": "Folder", "Datacenter": "Datacenter",
+}
+
+// fillRefs gives an injected fault's required object references a real object: left empty they go
+// over the wire as a reference without a type, which clients cannot decode.
+func fillRefs(ctx *simulator.Context, fault types.BaseMethodFault, this types.ManagedObjectReference, task *types.ManagedObjectReference) {
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			f, sf := v.Field(i), v.Type().Field(i)
+			switch {
+			case sf.Anonymous && f.Kind() == reflect.Struct:
+				walk(f)
+			case f.Type() == morefType && f.CanSet():
+				if f.Interface().(types.ManagedObjectReference).Type != "" {
+					continue
+				}
+				want := refTypes[sf.Name]
+				ref := this
+				switch {
+				case want == "" || want == this.Type:
+				case want == "Task" && task != nil:
+					ref = *task
+				default:
+					if e := ctx.Map.Any(want); e != nil {
+						ref = e.Reference()
+					}
+				}
+				f.Set(reflect.ValueOf(ref))
+			}
+		}
+	}
+	if v := reflect.ValueOf(fault); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
+		walk(v.Elem())
+	}
 }

@@ -48,7 +48,9 @@ func (m *StorageResourceManager) ConfigureDatastoreIORMTask(ctx *simulator.Conte
 	if !ok || req.Datastore.Type != "Datastore" {
 		return &methods.ConfigureDatastoreIORM_TaskBody{Fault_: notFound(req.Datastore)}
 	}
-	task := l.newTask(ctx, m.Self, "ConfigureDatastoreIORM_Task", "configureDatastoreIORM")
+	// vCenter runs the task on the datastore it configures.
+	task := l.newTask(ctx, req.Datastore, "ConfigureDatastoreIORM_Task", "configureDatastoreIORM")
+	task.task.Info.DescriptionId = "StorageResourceManager.configureDatastoreIORM"
 	respond := func() soap.HasFault {
 		return &methods.ConfigureDatastoreIORM_TaskBody{Res: &types.ConfigureDatastoreIORM_TaskResponse{Returnval: task.ref()}}
 	}

@@ -22,8 +22,11 @@ func (l *Lab) newTask(ctx *simulator.Context, entity types.ManagedObjectReferenc
 	t := simulator.CreateTask(entity, descriptionID, nil)
 	t.Info.Name = method
 	t.Info.DescriptionId = entity.Type + "." + descriptionID
+	// info.entity is a managed entity: a task on a manager (StorageResourceManager) names none.
 	if e, ok := ctx.Map.Get(entity).(mo.Entity); ok {
 		t.Info.EntityName = e.Entity().Name
+	} else {
+		t.Info.Entity, t.Info.EntityName = nil, ""
 	}
 	user := "lab"
 	if ctx.Session != nil && ctx.Session.UserName != "" {
