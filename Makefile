@@ -37,3 +37,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: bench-srp
+bench-srp: $(STAMP)
+	$(PY) benchmarks/bench_srp.py

@@ -38,6 +38,15 @@ def main(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
+# Each area's commands live in a module of their own and are registered here, once `main` exists.
+from basil.cli.recommend import model, place, recommend  # noqa: E402
+
+main.add_command(recommend)
+main.add_command(place)
+main.add_command(model)
+from basil.cli.srp import srp  # noqa: E402
+
+main.add_command(srp)
 from basil.cli.vcenter import vcenter as _vcenter  # noqa: E402
 
 main.add_command(_vcenter)

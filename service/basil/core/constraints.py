@@ -1,0 +1,228 @@
+"""Hard constraints on where a virtual disk may go, shared by the balancer and initial placement.
+
+The unit that moves is a :class:`Unit`: all disks of one VM on one datastore, unless the VM is
+splittable, in which case every disk is its own unit. Those disks move together, to one target, in
+one Storage vMotion; that is how "VMDKs of one VM kept together" holds across a move without forcing
+disks that already live apart onto one datastore.
+
+A target must (BASIL §5 "hard constraints", Storage DRS's rules): not be in maintenance; keep the
+configured headroom of free space after the move; be visible to every host the unit is used from;
+hold no disk of a VM that is anti-affine with the unit's VM; and, when it has no device model yet,
+not have received a unit already this round (§6.3). A unit may not move at all when its VM is
+excluded or one of its disks moved within the ping-pong window.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from basil.core.normalized_load import Models
+from basil.core.params import ORDER_LOAD_PER_GB, BalancerParams
+from basil.core.snapshot import Datastore, Disk, Snapshot
+
+# Why a target is not allowed (codes are stable; messages are for people).
+MAINTENANCE = "maintenance"
+SPACE = "space"
+HOSTS = "hosts"
+ANTI_AFFINITY = "anti_affinity"
+NEW_DATASTORE_LIMIT = "new_datastore_limit"
+KEEP_TOGETHER = "keep_together"
+
+# Why a unit may not move at all.
+PINNED_EXCLUDED = "excluded_vm"
+PINNED_PING_PONG = "ping_pong"
+PINNED_MAINTENANCE = "source_in_maintenance"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """Disks that move together: one VM's disks on one datastore (or one disk of a splittable VM)."""
+
+    index: int
+    vm: str
+    disks: tuple[str, ...]
+    datastore: str
+    load: float  # ΣL of its disks
+    size_gb: float
+    hosts: frozenset[str]
+    iops: float | None  # Σ current IOPS; None when a disk's IOPS is unknown
+    conflicts: frozenset[str]  # VMs anti-affine with this unit's VM
+    pinned: str | None = None  # PINNED_* code when the unit may not move at all
+    pinned_reason: str = ""
+
+    def preference(self, order: str) -> tuple[float, ...]:
+        """Sort key of §5's candidate orders: smaller first."""
+        if order == ORDER_LOAD_PER_GB:
+            # (1) highest L per GB first: more load moved per GB copied.
+            density = self.load / self.size_gb if self.size_gb > 0 else float("inf")
+            return (-density, self.size_gb)
+        # (2) least disturbance: smallest current IOPS / L first; unknown IOPS go last.
+        if self.iops is None:
+            return (1.0, 0.0, -self.load)
+        ratio = self.iops / self.load if self.load > 0 else float("inf")
+        return (0.0, ratio, -self.load)
+
+
+def conflicting_vms(vm: str, anti_affinity: Iterable[frozenset[str]]) -> frozenset[str]:
+    """The VMs that may not share a datastore with *vm*."""
+    result: set[str] = set()
+    for group in anti_affinity:
+        if vm in group:
+            result |= group
+    result.discard(vm)
+    return frozenset(result)
+
+
+def conflict_index(anti_affinity: Iterable[frozenset[str]]) -> dict[str, frozenset[str]]:
+    """For every VM named in an anti-affinity group, the VMs it may not share a datastore with."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for group in anti_affinity:
+        for vm in group:
+            found[vm] |= group
+    return {vm: frozenset(others - {vm}) for vm, others in found.items()}
+
+
+def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> list[Unit]:
+    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id)."""
+    rules = snapshot.rules
+    window = params.ping_pong_hours * 3600.0
+    conflicts_of = conflict_index(rules.anti_affinity)
+    maintenance = {ds.name for ds in snapshot.datastores if ds.maintenance}
+    groups: dict[tuple[str, str, str], list[Disk]] = defaultdict(list)
+    for disk in snapshot.disks:
+        # A splittable VM's disks are each their own unit; the key's last part tells them apart.
+        key = (disk.datastore, disk.vm, disk.id if disk.vm in rules.splittable_vms else "")
+        groups[key].append(disk)
+    units: list[Unit] = []
+    for key in sorted(groups):
+        members = sorted(groups[key], key=lambda d: d.id)
+        vm = key[1]
+        pinned: str | None = None
+        why = ""
+        if vm in rules.excluded_vms:
+            pinned, why = PINNED_EXCLUDED, f"VM {vm} is excluded from balancing"
+        elif key[0] in maintenance:
+            pinned, why = (
+                PINNED_MAINTENANCE,
+                f"datastore {key[0]} is in maintenance (evacuation is not balancing)",
+            )
+        elif snapshot.now is not None:
+            recent = [d for d in members if d.last_moved is not None and snapshot.now - d.last_moved < window]
+            if recent:
+                hours = (snapshot.now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
+                pinned = PINNED_PING_PONG
+                why = (
+                    f"disk {recent[0].id} moved {hours:.1f} h ago "
+                    f"(< {params.ping_pong_hours:g} h ping-pong window)"
+                )
+        iops_values = [d.iops for d in members]
+        units.append(
+            Unit(
+                index=len(units),
+                vm=vm,
+                disks=tuple(d.id for d in members),
+                datastore=key[0],
+                load=sum(models.disks[d.id].load for d in members),
+                size_gb=sum(d.size_gb for d in members),
+                hosts=frozenset().union(*(d.hosts for d in members)),
+                iops=None
+                if any(v is None for v in iops_values)
+                else sum(v for v in iops_values if v is not None),
+                conflicts=conflicts_of.get(vm, frozenset()),
+                pinned=pinned,
+                pinned_reason=why,
+            )
+        )
+    return units
+
+
+class PlacementState:
+    """Free space and VMs per datastore as moves are planned, and the hard-constraint checks on them."""
+
+    def __init__(self, snapshot: Snapshot, models: Models, params: BalancerParams) -> None:
+        self.datastores: dict[str, Datastore] = {ds.name: ds for ds in snapshot.datastores}
+        self.free: dict[str, float] = {ds.name: ds.free_gb for ds in snapshot.datastores}
+        self.reserve: dict[str, float] = {
+            ds.name: ds.capacity_gb * params.space_headroom_pct / 100.0 for ds in snapshot.datastores
+        }
+        self.new: set[str] = {name for name, m in models.datastores.items() if m.new}
+        self.received: Counter[str] = Counter()
+        self.vms: dict[str, Counter[str]] = {ds.name: Counter() for ds in snapshot.datastores}
+        for disk in snapshot.disks:
+            self.vms[disk.datastore][disk.vm] += 1
+        self.headroom_pct = params.space_headroom_pct
+
+    def room(self, target: str) -> float:
+        """GB that may still be placed on *target* without eating into its headroom."""
+        return self.free[target] - self.reserve[target]
+
+    def allows(self, unit: Unit, target: str, *, new_limit: bool = True) -> bool:
+        """Fast check of every hard constraint for *unit* on *target* (the balancer's hot path)."""
+        ds = self.datastores[target]
+        if ds.maintenance or unit.size_gb > self.room(target) or not unit.hosts <= ds.hosts:
+            return False
+        if new_limit and target in self.new and self.received[target] >= 1:
+            return False
+        if unit.conflicts:
+            present = self.vms[target]
+            if any(present[vm] > 0 for vm in unit.conflicts):
+                return False
+        return True
+
+    def violations(self, unit: Unit, target: str, *, new_limit: bool = True) -> list[Violation]:
+        """Every hard constraint *unit* would break on *target*, in words and numbers."""
+        ds = self.datastores[target]
+        found: list[Violation] = []
+        if ds.maintenance:
+            found.append(Violation(MAINTENANCE, f"{target} is in maintenance mode"))
+        if unit.size_gb > self.room(target):
+            left = self.free[target] - unit.size_gb
+            found.append(
+                Violation(
+                    SPACE,
+                    f"{target} has {self.free[target]:.1f} GB free; {unit.size_gb:.1f} GB would leave "
+                    f"{left:.1f} GB, "
+                    f"under the {self.reserve[target]:.1f} GB headroom ({self.headroom_pct:g} % of capacity)",
+                )
+            )
+        missing = sorted(unit.hosts - ds.hosts)
+        if missing:
+            found.append(Violation(HOSTS, f"{target} is not visible from host(s) {', '.join(missing)}"))
+        if new_limit and target in self.new and self.received[target] >= 1:
+            found.append(
+                Violation(
+                    NEW_DATASTORE_LIMIT,
+                    f"{target} has no device model yet and already receives a unit this round",
+                )
+            )
+        clash = sorted(vm for vm in unit.conflicts if self.vms[target][vm] > 0)
+        if clash:
+            found.append(
+                Violation(
+                    ANTI_AFFINITY, f"{target} holds VM(s) {', '.join(clash)}, anti-affine with {unit.vm}"
+                )
+            )
+        return found
+
+    def apply(self, unit: Unit, source: str, target: str) -> None:
+        """Record *unit* moving from *source* to *target*."""
+        self.free[source] += unit.size_gb
+        self.free[target] -= unit.size_gb
+        count = len(unit.disks)
+        self.vms[source][unit.vm] -= count
+        if self.vms[source][unit.vm] <= 0:
+            del self.vms[source][unit.vm]
+        self.vms[target][unit.vm] += count
+        if target in self.new:
+            self.received[target] += 1

@@ -1,0 +1,147 @@
+"""Normalized load N_j = ΣL_i / P_j (BASIL eq. 5) and the imbalance f = σ/μ the balancer lowers.
+
+This module turns a snapshot into the numbers the algorithms compare: every disk's load L (given,
+from its workload model, or from its samples) and every datastore's performance P (given, fitted
+from samples, or none: a new datastore).
+
+A new datastore's N. The paper's modeler gives a datastore without data "a slope of zero" (§6.1),
+i.e. an infinite P and N = 0 whatever it holds. With that, f = σ/μ of a pod whose load sits on one
+datastore next to two new ones is √2 before and after a move to a new datastore, so no move could
+ever "lower the imbalance". Instead a new datastore's N is computed with a stand-in P: the median P
+of the datastores of its pod that have a model (1.0 when none has). Combined with the rule that a
+new datastore receives at most one unit per round, the stand-in only decides which single workload
+goes there first; the next round measures the real P, as in §6.3 (Tables 4 and 5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from basil.core.device_model import DeviceFit, fit_device_model
+from basil.core.params import BalancerParams
+from basil.core.snapshot import Snapshot
+from basil.core.workload_model import WorkloadParams, load_metric, model_workload, workload_flags
+from basil.errors import Problem, raise_if_problems
+
+MODEL_GIVEN = "given"
+MODEL_FITTED = "fitted"
+MODEL_NEW = "new"
+
+LOAD_GIVEN = "given"
+LOAD_WORKLOAD = "workload"
+LOAD_SAMPLES = "samples"
+
+
+@dataclass(frozen=True, slots=True)
+class DatastoreModel:
+    """What is known of a datastore's performance and the P its N is computed with."""
+
+    name: str
+    pod: str
+    source: str  # MODEL_GIVEN, MODEL_FITTED or MODEL_NEW
+    performance: float | None  # the model's P; None for a new datastore
+    effective_performance: float  # P used for N: the model's, or the pod's stand-in when new
+    fit: DeviceFit | None  # the fit over the datastore's samples, when it has any
+
+    @property
+    def new(self) -> bool:
+        return self.source == MODEL_NEW
+
+
+@dataclass(frozen=True, slots=True)
+class DiskLoad:
+    """A disk's load L and where it came from; ``flags`` mark workloads eq. 1 models poorly."""
+
+    disk: str
+    load: float
+    source: str  # LOAD_GIVEN, LOAD_WORKLOAD or LOAD_SAMPLES
+    workload: WorkloadParams | None
+    samples_used: int
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Models:
+    """Every datastore's and disk's model, and each pod's stand-in P for new datastores."""
+
+    datastores: Mapping[str, DatastoreModel]
+    disks: Mapping[str, DiskLoad]
+    stand_in: Mapping[str, float]
+
+
+def imbalance(normalized_loads: Sequence[float] | np.ndarray) -> float:
+    """f({N}) = σ({N}) / Avg({N}) over a pod's datastores (BASIL §5); 0 when there is no load."""
+    n = np.asarray(normalized_loads, dtype=np.float64)
+    if n.size == 0:
+        return 0.0
+    mean = float(n.mean())
+    if mean <= 0.0:
+        return 0.0
+    return float(n.std()) / mean  # population σ: the pod is the whole population
+
+
+def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
+    """Compute L for every disk and P for every datastore; raise when a disk's L cannot be computed."""
+    problems: list[Problem] = []
+    wparams = params.workload_model
+    disks: dict[str, DiskLoad] = {}
+    for i, disk in enumerate(snapshot.disks):
+        if disk.load is not None:
+            flags = workload_flags(disk.workload, wparams) if disk.workload is not None else ()
+            disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags)
+            continue
+        if disk.workload is not None:
+            w, used, source = disk.workload, 0, LOAD_WORKLOAD
+        else:
+            modelled = model_workload(disk.samples, wparams, snapshot.now)
+            if modelled is None:
+                problems.append(
+                    Problem(
+                        f"disks[{i}].samples",
+                        f"no sample inside the {wparams.window_hours:g} h window, so L is unknown",
+                    )
+                )
+                continue
+            w, used, source = modelled.params, modelled.samples_used, LOAD_SAMPLES
+        load = load_metric(w, wparams.constants)  # BASIL eq. 1, numerator
+        if not (math.isfinite(load) and load >= 0):
+            problems.append(
+                Problem(
+                    f"disks[{i}]", f"load metric L = {load:g} with constants {wparams.constants}: not a load"
+                )
+            )
+            continue
+        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams))
+    raise_if_problems(problems, "snapshot")
+
+    known: dict[str, tuple[str, float | None, DeviceFit | None]] = {}
+    for ds in snapshot.datastores:
+        fit = fit_device_model(ds.samples, params.device_model) if ds.samples else None
+        if ds.performance is not None:
+            known[ds.name] = (MODEL_GIVEN, ds.performance, fit)
+        elif fit is not None and fit.ok:
+            known[ds.name] = (MODEL_FITTED, fit.performance, fit)
+        else:
+            known[ds.name] = (MODEL_NEW, None, fit)
+
+    stand_in: dict[str, float] = {}
+    for pod, members in snapshot.pods().items():
+        ps = [p for ds in members if (p := known[ds.name][1]) is not None]
+        stand_in[pod] = float(np.median(ps)) if ps else 1.0
+
+    datastores: dict[str, DatastoreModel] = {}
+    for ds in snapshot.datastores:
+        source, p, fit = known[ds.name]
+        datastores[ds.name] = DatastoreModel(
+            name=ds.name,
+            pod=ds.pod,
+            source=source,
+            performance=p,
+            effective_performance=p if p is not None else stand_in[ds.pod],
+            fit=fit,
+        )
+    return Models(datastores=datastores, disks=disks, stand_in=stand_in)

@@ -1,0 +1,207 @@
+"""A recommendation plan: the Storage vMotions to make, why, and the pods' state before and after.
+
+Plain data, so the service can store it and the command line print it; :func:`plan_to_dict` gives
+the JSON shape of ``basil recommend --json`` (one entry per disk; disks of one Storage vMotion share
+the ``move`` number).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from basil.core.device_model import DeviceFit
+from basil.core.normalized_load import DatastoreModel
+
+# Why a pod's round ended.
+STOP_BALANCED = "balanced"  # f at or below the threshold
+STOP_NO_IMPROVING_MOVE = "no_improving_move"  # no eligible unit lowers f any further
+STOP_SEARCH_LIMIT = "search_limit"  # max_pair_attempts pairs tried in one step without success
+STOP_BUDGET_MOVES = "budget_moves"
+STOP_BUDGET_GB = "budget_gb"
+STOP_NOTHING_TO_BALANCE = "nothing_to_balance"  # fewer than two datastores take part
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One Storage vMotion: a unit (one VM's disks on one datastore) from source to target."""
+
+    number: int  # 1-based position in the plan; moves are meant to be applied in this order
+    pod: str
+    vm: str
+    disks: tuple[str, ...]
+    disk_sizes_gb: tuple[float, ...]
+    disk_loads: tuple[float, ...]
+    source: str
+    target: str
+    size_gb: float
+    load: float  # ΣL of the moved disks (eq. 1 numerator)
+    source_n_before: float
+    source_n_after: float
+    target_n_before: float
+    target_n_after: float
+    imbalance_before: float  # the pod's f = σ/μ, recomputed from all its N
+    imbalance_after: float
+    target_new: bool
+    reason_code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """A pod's imbalance and normalized loads at one moment (before or after the plan)."""
+
+    imbalance: float
+    normalized_load: Mapping[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class PodOutcome:
+    """What the round did in one pod and why it stopped there."""
+
+    pod: str
+    threshold: float
+    before: PodState
+    after: PodState
+    moves: int
+    gb: float
+    stop: str
+    stop_reason: str
+    excluded: tuple[str, ...]  # datastores left out of the balance (maintenance)
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A unit that could not move at all this round, and why."""
+
+    vm: str
+    disks: tuple[str, ...]
+    datastore: str
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The outcome of one balancing round over every pod of a snapshot."""
+
+    moves: tuple[Move, ...]
+    pods: tuple[PodOutcome, ...]
+    datastores: Mapping[str, DatastoreModel]
+    flagged_disks: Mapping[str, tuple[str, ...]]
+    pinned: tuple[Pinned, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def total_gb(self) -> float:
+        return sum(m.size_gb for m in self.moves)
+
+    def pod(self, name: str) -> PodOutcome:
+        for outcome in self.pods:
+            if outcome.pod == name:
+                return outcome
+        raise KeyError(name)
+
+
+def _fit_dict(fit: DeviceFit | None) -> dict[str, Any] | None:
+    if fit is None:
+        return None
+    return {
+        "status": fit.status.value,
+        "performance": fit.performance,
+        "slope": fit.slope,
+        "intercept": fit.intercept,
+        "r_squared": fit.r_squared,
+        "points_used": fit.points_used,
+        "intervals": fit.intervals,
+        "dropped": dict(sorted(fit.dropped.items())),
+        "summary": fit.describe(),
+    }
+
+
+def datastore_model_dict(model: DatastoreModel) -> dict[str, Any]:
+    return {
+        "pod": model.pod,
+        "model": model.source,
+        "performance": model.performance,
+        "effective_performance": model.effective_performance,
+        "fit": _fit_dict(model.fit),
+    }
+
+
+def _state(plan: Plan, which: str) -> dict[str, Any]:
+    pods = {o.pod: getattr(o, which) for o in plan.pods}
+    loads: dict[str, float] = {}
+    for state in pods.values():
+        loads.update(state.normalized_load)
+    return {
+        # With several pods the headline imbalance is the worst pod's; each pod's is under "pods".
+        "imbalance": max((s.imbalance for s in pods.values()), default=0.0),
+        "normalized_load": dict(sorted(loads.items())),
+        "pods": {
+            name: {"imbalance": s.imbalance, "normalized_load": dict(s.normalized_load)}
+            for name, s in pods.items()
+        },
+    }
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The JSON form of a plan (``basil recommend --json``)."""
+    moves: list[dict[str, Any]] = []
+    for m in plan.moves:
+        for disk, size, load in zip(m.disks, m.disk_sizes_gb, m.disk_loads, strict=True):
+            moves.append(
+                {
+                    "move": m.number,
+                    "pod": m.pod,
+                    "disk": disk,
+                    "vm": m.vm,
+                    "from": m.source,
+                    "to": m.target,
+                    "size_gb": size,
+                    "load": load,
+                    "reason_code": m.reason_code,
+                    "reason": m.reason,
+                    "effect": {
+                        "disks_in_move": list(m.disks),
+                        "move_size_gb": m.size_gb,
+                        "move_load": m.load,
+                        "source_n_before": m.source_n_before,
+                        "source_n_after": m.source_n_after,
+                        "target_n_before": m.target_n_before,
+                        "target_n_after": m.target_n_after,
+                        "imbalance_before": m.imbalance_before,
+                        "imbalance_after": m.imbalance_after,
+                        "target_new": m.target_new,
+                    },
+                }
+            )
+    return {
+        "moves": moves,
+        "before": _state(plan, "before"),
+        "after": _state(plan, "after"),
+        "summary": {
+            "moves": len(plan.moves),
+            "disks": sum(len(m.disks) for m in plan.moves),
+            "gb": plan.total_gb,
+            "pods": {
+                o.pod: {
+                    "threshold": o.threshold,
+                    "moves": o.moves,
+                    "gb": o.gb,
+                    "stop": o.stop,
+                    "stop_reason": o.stop_reason,
+                    "excluded": list(o.excluded),
+                }
+                for o in plan.pods
+            },
+        },
+        "datastores": {name: datastore_model_dict(m) for name, m in sorted(plan.datastores.items())},
+        "flagged_disks": {disk: list(flags) for disk, flags in sorted(plan.flagged_disks.items())},
+        "pinned": [
+            {"vm": p.vm, "disks": list(p.disks), "datastore": p.datastore, "code": p.code, "reason": p.reason}
+            for p in plan.pinned
+        ],
+        "notes": list(plan.notes),
+    }

@@ -1,0 +1,127 @@
+"""Normalized load and imbalance (eq. 5), and where each L and P comes from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from basil.core.device_model import DeviceSample
+from basil.core.normalized_load import (
+    LOAD_GIVEN,
+    LOAD_SAMPLES,
+    LOAD_WORKLOAD,
+    MODEL_FITTED,
+    MODEL_GIVEN,
+    MODEL_NEW,
+    imbalance,
+    resolve_models,
+)
+from basil.core.params import BalancerParams
+from basil.core.snapshot import Disk
+from basil.core.workload_model import WorkloadConstants, WorkloadModelParams, WorkloadSample, load_metric
+from basil.errors import ValidationError
+
+from .builders import datastore, disk, snapshot, workload
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param([5, 5, 5], 0.0, id="balanced"),
+        pytest.param([3, 0, 0], math.sqrt(2), id="all-on-one-of-three"),
+        pytest.param([1, 3], 0.5, id="two"),
+        pytest.param([0, 0], 0.0, id="no-load"),
+        pytest.param([], 0.0, id="empty"),
+    ],
+)
+def test_imbalance_is_sigma_over_mu(values: list[float], expected: float) -> None:
+    assert imbalance(values) == pytest.approx(expected)
+
+
+def test_load_precedence_given_then_workload_then_samples() -> None:
+    w = workload(8, 8, 70, 100)
+    samples = (WorkloadSample(4, 8, 70, 100),)
+    disks = [
+        Disk("a", "vm", "ds", 1, frozenset(), load=5.0, workload=w, samples=samples),
+        Disk("b", "vm", "ds", 1, frozenset(), workload=w, samples=samples),
+        Disk("c", "vm", "ds", 1, frozenset(), samples=samples),
+    ]
+    models = resolve_models(snapshot([datastore("ds")], disks), BalancerParams())
+    k = WorkloadConstants()
+    assert (models.disks["a"].load, models.disks["a"].source) == (5.0, LOAD_GIVEN)
+    assert (models.disks["b"].load, models.disks["b"].source) == (
+        pytest.approx(load_metric(w, k)),
+        LOAD_WORKLOAD,
+    )
+    assert models.disks["c"].source == LOAD_SAMPLES
+    assert models.disks["c"].load == pytest.approx(load_metric(workload(4, 8, 70, 100), k))
+    assert models.disks["c"].samples_used == 1
+
+
+def test_constants_come_from_params() -> None:
+    w = workload(8, 8, 70, 100)
+    k = WorkloadConstants(0.0, 0.0, 0.0, 0.0)
+    params = BalancerParams(workload_model=WorkloadModelParams(constants=k))
+    models = resolve_models(snapshot([datastore("ds")], [disk("d", "ds", workload=w)]), params)
+    assert models.disks["d"].load == pytest.approx(8 * 8 * 0.7 * 1.0)
+
+
+def test_samples_outside_the_window_are_an_error_naming_the_disk() -> None:
+    d = Disk("d", "vm", "ds", 1, frozenset(), samples=(WorkloadSample(4, 8, 70, 100, time=0.0),))
+    snap = snapshot([datastore("ds")], [disk("ok", "ds"), d], now=100 * 3600.0)
+    with pytest.raises(ValidationError) as err:
+        resolve_models(snap, BalancerParams())
+    assert err.value.problems[0].field == "disks[1].samples"
+
+
+def test_negative_constants_that_make_l_negative_are_reported() -> None:
+    params = BalancerParams(workload_model=WorkloadModelParams(constants=WorkloadConstants(k1=-10.0)))
+    snap = snapshot([datastore("ds")], [disk("d", "ds", workload=workload(2, 8, 70, 100))])
+    with pytest.raises(ValidationError) as err:
+        resolve_models(snap, params)
+    assert err.value.problems[0].field == "disks[0]"
+
+
+def good_samples(slope: float) -> tuple[DeviceSample, ...]:
+    return tuple(DeviceSample("esx-1", o, 1 + slope * o, 100, 8, 0, time=float(o)) for o in (2, 4, 8, 16, 32))
+
+
+def test_performance_sources_and_stand_in() -> None:
+    given = datastore("given", performance=2.0)
+    fitted = replace(datastore("fitted", performance=None), samples=good_samples(0.25))  # P = 4
+    empty = datastore("empty", performance=None)
+    broken = replace(datastore("broken", performance=None), samples=good_samples(-0.1))
+    models = resolve_models(snapshot([given, fitted, empty, broken], []), BalancerParams())
+    m = models.datastores
+    assert (m["given"].source, m["given"].performance) == (MODEL_GIVEN, 2.0)
+    assert m["fitted"].source == MODEL_FITTED
+    assert m["fitted"].performance == pytest.approx(4.0)
+    assert m["empty"].source == MODEL_NEW
+    assert m["empty"].fit is None
+    assert m["broken"].source == MODEL_NEW
+    assert m["broken"].fit is not None
+    assert not m["broken"].fit.ok
+    # New datastores get the median of the pod's models as a stand-in (here of 2 and 4).
+    assert models.stand_in["default"] == pytest.approx(3.0)
+    assert m["empty"].effective_performance == pytest.approx(3.0)
+    assert m["given"].effective_performance == 2.0
+
+
+def test_given_performance_wins_over_samples() -> None:
+    ds = replace(datastore("ds", performance=1.5), samples=good_samples(0.25))
+    m = resolve_models(snapshot([ds], []), BalancerParams()).datastores["ds"]
+    assert (m.source, m.performance) == (MODEL_GIVEN, 1.5)
+    assert m.fit is not None
+    assert m.fit.performance == pytest.approx(4.0)
+
+
+def test_stand_in_is_per_pod_and_one_without_models() -> None:
+    stores = [
+        datastore("a", performance=0.5, pod="p1"),
+        datastore("b", performance=None, pod="p1"),
+        datastore("c", performance=None, pod="p2"),
+    ]
+    models = resolve_models(snapshot(stores, []), BalancerParams())
+    assert models.stand_in == {"p1": 0.5, "p2": 1.0}
