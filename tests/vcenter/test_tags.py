@@ -29,6 +29,6 @@ def test_tags_match_the_scenario(lab_vc: LabVC, conn: VCenterConnection) -> None
 
 def test_tags_need_a_password(lab_vc: LabVC, conn: VCenterConnection) -> None:
     cookie = conn._soap.GetSessionId()
-    borrowed = VCenterConnection(lab_vc.params(user=None, password=None, session_cookie=cookie))
+    borrowed = VCenterConnection(lab_vc.connection_params(user=None, password=None, session_cookie=cookie))
     with borrowed, pytest.raises(VCenterAuthenticationError, match="needs a user and password"):
         read_tags(borrowed)

@@ -23,7 +23,10 @@ def poll_until(watcher: InventoryWatcher, moid: str, tries: int = 10) -> frozens
 
 
 def test_watcher_reflects_an_io_setting_change_without_refetching(lab_vc: LabVC) -> None:
-    with VCenterConnection(lab_vc.params()) as c, VCenterConnection(lab_vc.params()) as other:
+    with (
+        VCenterConnection(lab_vc.connection_params()) as c,
+        VCenterConnection(lab_vc.connection_params()) as other,
+    ):
         watcher = InventoryWatcher(c, with_tags=False)
         inv = watcher.start()
         assert watcher.poll(wait_s=0) is inv  # nothing pending: same object, same version
@@ -46,7 +49,10 @@ def test_watcher_reflects_an_io_setting_change_without_refetching(lab_vc: LabVC)
 
 
 def test_watcher_reflects_a_relocation(lab_vc: LabVC) -> None:
-    with VCenterConnection(lab_vc.params()) as c, VCenterConnection(lab_vc.params()) as other:
+    with (
+        VCenterConnection(lab_vc.connection_params()) as c,
+        VCenterConnection(lab_vc.connection_params()) as other,
+    ):
         watcher = InventoryWatcher(c, with_tags=False)
         inv = watcher.start()
         vm = inv.vm_by_name("db-1")

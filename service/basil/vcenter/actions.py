@@ -173,7 +173,7 @@ class Action(ABC):
         return ()
 
     def vms(self) -> tuple[str, ...]:
-        """VMs this action changes (vCenter runs one relocation of a VM at a time)."""
+        """VMs this action changes (vCenter runs one task on a VM at a time)."""
         return ()
 
     def move_bytes(self, inv: Inventory) -> int:
@@ -452,6 +452,9 @@ class SetDiskIOAllocation(Action):
     io: IOAllocation
     kind: str = field(default="set_disk_io", init=False)
     _before: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def vms(self) -> tuple[str, ...]:
+        return (self.vm,)
 
     def describe(self, inv: Inventory | None = None) -> str:
         limit = "unlimited" if self.io.limit == -1 else f"{self.io.limit} IOPS"

@@ -3,7 +3,7 @@
 The planner and the SRP control loop both hand their actions to :class:`Actuator`. It pre-checks
 each action, stops there on a dry run, keeps at most 8 concurrent relocations per datastore and 2
 per host (vSphere's own Storage vMotion limits), refuses moves past the run's budget (count and
-GB), and reports every action's outcome. Relocations of one VM run one at a time, as vCenter
+GB), and reports every action's outcome. Changes to one VM run one at a time, as vCenter
 requires. QoS settings go through a :class:`QosBackend`, so a storage-policy (SPBM) IOPS-limit
 backend can replace per-disk storageIOAllocation where vSphere dropped it, without changing the SRP
 code that decides the settings.
@@ -222,12 +222,14 @@ class Actuator:
         running = 0
 
         def fits(a: Action) -> bool:
+            # One change of a VM at a time (vCenter runs one task per VM); relocations also within
+            # the per-datastore and per-host Storage vMotion limits.
+            if any(vm_busy[v] >= 1 for v in a.vms()):
+                return False
             if a.move_bytes(inventory) <= 0:
                 return True
-            return (
-                all(ds_busy[d] < p.per_datastore for d in a.datastores())
-                and all(host_busy[h] < p.per_host for h in a.hosts())
-                and all(vm_busy[v] < 1 for v in a.vms())
+            return all(ds_busy[d] < p.per_datastore for d in a.datastores()) and all(
+                host_busy[h] < p.per_host for h in a.hosts()
             )
 
         def done(i: int, a: Action, fut: Future[ActionResult]) -> None:
@@ -239,10 +241,10 @@ class Actuator:
                 result = ActionResult(a, a.describe(inventory), "failed", f"{type(err).__name__}: {err}")
             with cond:
                 results[i] = result
+                vm_busy.subtract(a.vms())
                 if a.move_bytes(inventory) > 0:
                     ds_busy.subtract(a.datastores())
                     host_busy.subtract(a.hosts())
-                    vm_busy.subtract(a.vms())
                 running -= 1
                 cond.notify_all()
 
@@ -264,10 +266,10 @@ class Actuator:
                         a = actions[i]
                         if fits(a):
                             pending.remove(i)
+                            vm_busy.update(a.vms())
                             if a.move_bytes(inventory) > 0:
                                 ds_busy.update(a.datastores())
                                 host_busy.update(a.hosts())
-                                vm_busy.update(a.vms())
                             running += 1
                             fut = pool.submit(self._run_one, a, inventory, progress)
                             fut.add_done_callback(partial(done, i, a))

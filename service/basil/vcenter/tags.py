@@ -47,14 +47,15 @@ def _vapi_error(err: Exception, server: str) -> VCenterError:
 def _automation_sdk() -> tuple[Any, Any]:
     """The Automation SDK's error base class and client factory, imported on first use.
 
-    The SDK takes about a second to import and only tag reads need it. At import it warns about its
-    own deprecated bindings and uses the deprecated ``importlib.resources.read_binary``; those
-    deprecation warnings are the SDK's business, so they are silenced for the import only.
+    The SDK takes about a second to import and only tag reads need it. Its generated bindings warn
+    about their own deprecated types as they load (lazily, on first attribute access), and its
+    runtime uses the deprecated ``importlib.resources.read_binary``: deprecation warnings raised from
+    the SDK's own modules are the SDK's business and are ignored; nothing else is filtered.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from com.vmware.vapi.std.errors_client import Error  # noqa: PLC0415
-        from vmware.vapi.vsphere.client import create_vsphere_client  # noqa: PLC0415
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"(com\.vmware|vmware\.vapi)(\.|$)")
+    from com.vmware.vapi.std.errors_client import Error  # noqa: PLC0415
+    from vmware.vapi.vsphere.client import create_vsphere_client  # noqa: PLC0415
+
     return Error, create_vsphere_client
 
 
