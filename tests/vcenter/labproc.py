@@ -11,11 +11,12 @@ import os
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -24,6 +25,14 @@ from basil.vcenter.connection import ConnectionParams, TLSOptions
 ROOT = Path(__file__).resolve().parents[2]
 USER = "administrator@vsphere.local"
 PASSWORD = "basil-lab-adapter-secret"
+
+
+def _drain(stream: IO[str] | None, path: Path) -> None:
+    if stream is None:
+        return
+    with path.open("a", encoding="utf-8") as out:
+        for line in stream:
+            out.write(line)
 
 
 def lab_binary() -> Path:
@@ -82,7 +91,9 @@ class LabProcess:
             PASSWORD,
             *extra,
         ]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stderr = (workdir / "stderr.log").open("w", encoding="utf-8")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        stderr.close()
         lines: dict[str, str] = {}
         assert proc.stdout is not None
         deadline = time.monotonic() + 120
@@ -97,9 +108,16 @@ class LabProcess:
                 break
         if "url" not in lines or proc.poll() is not None:
             proc.kill()
-            err = proc.stderr.read() if proc.stderr else ""
+            proc.wait(timeout=10)
+            err = (workdir / "stderr.log").read_text(encoding="utf-8")
             raise RuntimeError(f"basil-lab did not start: {err.strip()}")
+        # Keep draining its output so the lab never blocks on a full pipe.
+        threading.Thread(target=_drain, args=(proc.stdout, workdir / "stdout.log"), daemon=True).start()
         return cls(proc, workdir, scenario, lines)
+
+    def log(self) -> str:
+        """What the lab wrote to stderr (for a failing test's message)."""
+        return (self.workdir / "stderr.log").read_text(encoding="utf-8")
 
     @property
     def pid(self) -> int:
@@ -173,9 +191,8 @@ class LabProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
     def __enter__(self) -> LabProcess:
         return self

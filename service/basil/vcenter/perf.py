@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from basil.errors import Problem, raise_if_problems
@@ -269,6 +269,7 @@ class PerfCollector:
         results: dict[str, _EntityResult] = {}
         errors: list[str] = []
         failures: list[VCenterError] = []
+        failed_entities: set[str] = set()
         lock = threading.Lock()
 
         def run(batch: list[QueryUnit]) -> None:
@@ -278,6 +279,7 @@ class PerfCollector:
                 with lock:
                     errors.append(f"{len(batch)} entities ({batch[0].entity}..): {err.message}")
                     failures.append(err)
+                    failed_entities.update(u.entity for u in batch)
                 return
             parsed = [(m.entity._moId, self._parse(m)) for m in metrics]
             with lock:
@@ -291,6 +293,7 @@ class PerfCollector:
             raise failures[0]
 
         disks, host_samples, found_missing = self._samples(inventory, batches, results, by_id)
+        self._catch_up_later(failed_entities, disks, host_samples)
         entities = len({u.entity for b in batches for u in b})
         return CollectionReport(
             started_at=started,
@@ -302,6 +305,21 @@ class PerfCollector:
             entities=entities,
             errors=tuple(errors),
         )
+
+    def _catch_up_later(
+        self, failed: set[str], disks: list[DiskSample], host_samples: list[HostDatastoreSample]
+    ) -> None:
+        """Entities whose query failed before they ever delivered start from this cycle's newest sample.
+
+        Without this, an entity seen for the first time asks for its newest sample only, and the
+        sample its failed query should have brought would be lost.
+        """
+        times = [s.timestamp for s in disks] + [s.timestamp for s in host_samples]
+        if not times:
+            return
+        since = max(times) - timedelta(seconds=REALTIME_INTERVAL_S)
+        for entity in failed:
+            self._last.setdefault(entity, since)
 
     def _query_within_limit(self, batch: list[QueryUnit]) -> list[Any]:
         """QueryPerf for *batch*; if vCenter says the query is too large, halve it and lower the budget.
