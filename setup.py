@@ -24,6 +24,8 @@ setup(
         # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
         "pyvmomi>=8.0.3,<10",
         "vmware-vcenter>=8.0.3,<10",
+        # The one in-process scheduler of the service (basil.app.jobs); 3.x has the SQLAlchemy job store.
+        "APScheduler>=3.10,<4",
     ],
     extras_require={
         "test": [
