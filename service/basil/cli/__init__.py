@@ -47,3 +47,6 @@ from basil.cli.vcenter import vcenter as _vcenter  # noqa: E402
 
 for _command in (recommend, place, model, srp, config_group, db_group, token_group, _vcenter):
     main.add_command(_command)
+from basil.cli.serve import serve  # noqa: E402
+
+main.add_command(serve)
