@@ -16,6 +16,7 @@ otherwise it is new (§6.3). Rules come from the configuration and from tags:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -170,6 +171,13 @@ def build_snapshot(
     return PodSnapshot(snapshot, balancer_params(balance), tuple(unmodelled), keys, notes)
 
 
+def readable(text: str, inventory: Inventory) -> str:
+    """The core's reason text names datastores and VMs by moid; people know them by name."""
+    names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+    names.update({vm.moid: vm.name for vm in inventory.vms.values()})
+    return re.sub(r"\b(?:datastore|vm)-\d+\b", lambda m: names.get(m.group(0), m.group(0)), text)
+
+
 @dataclass(frozen=True)
 class Round:
     """One recommendation round of one pod: the core's plan and what was saved."""
@@ -248,7 +256,7 @@ def run_round(
                         "load": load,
                         "move_load": move.load,
                         "disks_in_move": list(move.disks),
-                        "reason": move.reason,
+                        "reason": readable(move.reason, inventory),
                         "from_N_before": move.source_n_before,
                         "from_N_after": move.source_n_after,
                         "to_N_before": move.target_n_before,
