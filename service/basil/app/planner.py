@@ -289,7 +289,7 @@ class PlanExecutor:
                 if why:
                     self._skip(move, why)
                     if why.startswith(("the plan is being cancelled", "the window closed")):
-                        self._skip_rest(fresh, why)
+                        self._skip_rest(self._plan(plan_id), why)
                         break
                     continue
                 ok = self._start_move(link, fresh, move, limit)
