@@ -30,13 +30,16 @@ def lab_config(lab: LabProcess, store_url: str, **pod: Any) -> BasilConfig:
     return BasilConfig(
         vcenters=(
             VCenterConfig(
-                name="lab", server=lab.server, user=lab.user, password_env=PASSWORD_ENV,
+                name="lab",
+                server=lab.server,
+                user=lab.user,
+                password_env=PASSWORD_ENV,
                 tls=TLSOptions(ca_bundle=lab.pem),
             ),
         ),
         pods=(PodConfig(**fields),),
         store=StoreConfig(url=store_url),
-    )  # fmt: skip
+    )
 
 
 ServiceFactory = Callable[..., Service]

@@ -1,4 +1,4 @@
-"""Applies one plan in a process of its own, so that a test can kill it mid-way (``python -m tests.app.plan_runner``).
+"""Applies one plan in a process of its own, so that a test can kill it mid-way (run with python -m).
 
 Argument: a JSON object with the lab's ``server``, ``pem``, ``user``, ``password``, the store ``url``
 and the ``plan`` id.
@@ -21,17 +21,23 @@ def main(argv: list[str]) -> int:
     config = BasilConfig(
         vcenters=(
             VCenterConfig(
-                name="lab", server=args["server"], user=args["user"], password_env="UNUSED",
+                name="lab",
+                server=args["server"],
+                user=args["user"],
+                password_env="UNUSED",
                 tls=TLSOptions(ca_bundle=args["pem"]),
             ),
         ),
         pods=(PodConfig(name="basil-pod", vcenter="lab", datastore_cluster="basil-pod"),),
         store=StoreConfig(url=args["url"]),
-    )  # fmt: skip
+    )
     params = ConnectionParams(
-        server=args["server"], user=args["user"], password=args["password"], tls=ConnTLS(ca_bundle=args["pem"]),
+        server=args["server"],
+        user=args["user"],
+        password=args["password"],
+        tls=ConnTLS(ca_bundle=args["pem"]),
         keepalive_s=0,
-    )  # fmt: skip
+    )
     svc = Service(config, Store(args["url"]), params_factory=lambda _vc: params)
     svc.start(scheduler=False)
     svc.apply_plan(int(args["plan"]), Actor("plan-runner", "operator", via="cli"))

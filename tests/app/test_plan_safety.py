@@ -11,10 +11,12 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from basil.app import Actor, Service
+from basil.config import BalanceConfig
 from basil.store import Store
 from basil.store.plans import get_plan
 from basil.vcenter.tasks import RELOCATE, recent_tasks
@@ -76,8 +78,14 @@ def test_killed_run_resumes_without_moving_a_disk_twice(
     svc.shutdown()
 
     url = f"sqlite:///{tmp_path / 'basil.db'}"
-    args = {"server": slow_lab.server, "pem": slow_lab.pem, "user": slow_lab.user, "password": slow_lab.password,
-            "url": url, "plan": plan["id"]}  # fmt: skip
+    args = {
+        "server": slow_lab.server,
+        "pem": slow_lab.pem,
+        "user": slow_lab.user,
+        "password": slow_lab.password,
+        "url": url,
+        "plan": plan["id"],
+    }
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.app.plan_runner", json.dumps(args)], cwd=ROOT, env=env
@@ -166,10 +174,8 @@ def test_failed_move_stops_the_plan_when_configured(lab: LabProcess, make_servic
     assert _placement(lab)["webserver-2"] == "6diskLUN"
 
 
-def _balance(**kw: object) -> object:
-    from basil.config import BalanceConfig
-
-    return BalanceConfig(**kw)  # type: ignore[arg-type]
+def _balance(**kw: Any) -> BalanceConfig:
+    return BalanceConfig(**kw)
 
 
 class SteppedClock:
