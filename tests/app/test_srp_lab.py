@@ -78,7 +78,8 @@ def test_pools_become_disk_settings_and_the_lab_honours_them(
     }
     for vm in (*HEAVY, RESERVED[0]):
         applied = settings[vm]["applied"]
-        assert applied is not None and applied["outcome"] == "ok", settings[vm]
+        assert applied is not None, settings[vm]
+        assert applied["outcome"] == "ok", settings[vm]
         lab_disk = lab_disks[vm]
         assert (lab_disk["reservation"], lab_disk["limit"], lab_disk["shares"]) == (
             applied["reservation"],
