@@ -240,7 +240,9 @@ VM: Schema = {
         "name": STRING,
         "host": N_STRING,
         "power_state": N_STRING,
-        "pools": array(STRING),
+        "pools": array(
+            {"type": "object", "properties": {"pool_tree": STRING, "datastore": N_STRING}},
+        ),
         "disks": array(ref("DiskDetail")),
     },
 }
@@ -382,7 +384,14 @@ SCHEDULES: Schema = {
     "properties": {
         "rebalance": ref("RebalanceWindow"),
         "jobs": array(OBJECT),
-        "pods": array(OBJECT),
+        "pods": {
+            "type": "object",
+            "description": "per pod name: its mode and rebalance window",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {"mode": STRING, "rebalance": ref("RebalanceWindow")},
+            },
+        },
     },
 }
 
@@ -513,9 +522,13 @@ CREATE_TOKEN: Schema = {
     "additionalProperties": False,
     "required": ["name", "role"],
     "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 64},
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"},
         "role": {"type": "string", "enum": ROLES},
-        "expires_in": {"type": "string", "minLength": 1, "maxLength": 32, "description": "e.g. 90d"},
+        "expires_in": {
+            "type": "string",
+            "pattern": "^([0-9]+(\\.[0-9]+)?[wdhms])+$",
+            "description": "e.g. 90d, 12h",
+        },
     },
 }
 

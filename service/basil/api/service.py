@@ -48,7 +48,7 @@ class ServiceApi(Protocol):
     def create_plan(
         self,
         actor: Actor,
-        recommendation_id: int | None = None,
+        recommendation_id: str | int | None = None,
         pod: str | None = None,
         moves: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]: ...

@@ -32,6 +32,8 @@ _AUDIT_QUERY: dict[str, dict[str, Any]] = {
 
 
 def _time(text: str, field: str) -> datetime:
+    if "T" in text:
+        text = text.replace(" ", "+")  # an unencoded '+' of the UTC offset arrives as a space
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -98,7 +100,7 @@ def create() -> Any:
             raise ValidationError([Problem("expires_in", str(err))], "request body") from None
     actor = current_actor()
     store = current_service().store
-    with audited(store, actor, "token.create", f"token/{body['name']}") as note:
+    with audited(store, actor, "token.create", f"token {body['name']}") as note:
         note.details = {"role": body["role"], "expires_in": body.get("expires_in")}
         with store.session() as session:
             created_by = f"{actor.via}:{actor.name}"
@@ -110,12 +112,12 @@ def create() -> Any:
 
 @operation(
     bp, "DELETE", "/tokens/{name}", summary="Revoke an API token", role="admin", response=s.ref("TokenInfo"),
-    errors=(404,), action="token.revoke", target="token/{name}",
+    errors=(404,), action="token.revoke", target="token {name}",
 )  # fmt: skip
 def revoke(name: str) -> Any:
     """Revoked at once, here and in every cache of this service."""
     store = current_service().store
-    with audited(store, current_actor(), "token.revoke", f"token/{name}"), store.session() as session:
+    with audited(store, current_actor(), "token.revoke", f"token {name}"), store.session() as session:
         info = revoke_token(session, name)
     current_state().authenticator.forget_token(info.lookup_id)
     return _token_json(info)

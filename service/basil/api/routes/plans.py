@@ -40,7 +40,7 @@ def latest_recommendation(pod: str) -> Any:
 @operation(
     bp, "POST", "/pods/{pod}/recommendations", summary="Compute a recommendation now", role="operator",
     response=s.ref("Recommendation"), status=201, errors=(404, 409, 502),
-    action="recommendation.create", target="pod/{pod}",
+    action="recommendation.create", target="pod {pod}",
 )  # fmt: skip
 def recommend_now(pod: str) -> Any:
     """One balancing round on the pod's current models (BASIL §5); nothing moves until a plan is applied."""
@@ -57,19 +57,10 @@ def create_plan() -> Any:
     body = json_body()
     return current_service().create_plan(
         current_actor(),
-        recommendation_id=_int_or_none(body.get("recommendation_id")),
+        recommendation_id=body.get("recommendation_id"),
         pod=body.get("pod"),
         moves=body.get("moves"),
     )
-
-
-def _int_or_none(value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise NotFoundError(f"no recommendation {value!r}") from None
 
 
 _STATE = {"type": "string", "enum": s.PLAN_STATES}
@@ -94,7 +85,7 @@ def plan(id: str) -> Any:
 
 @operation(
     bp, "POST", "/plans/{id}/approve", summary="Approve a plan", role="operator", response=s.ref("Plan"),
-    errors=(404, 409), action="plan.approve", target="plan/{id}",
+    errors=(404, 409), action="plan.approve", target="plan {id}",
 )  # fmt: skip
 def approve_plan(id: str) -> Any:
     """proposed → approved: the next rebalance window applies it (or apply it now)."""
@@ -103,7 +94,7 @@ def approve_plan(id: str) -> Any:
 
 @operation(
     bp, "POST", "/plans/{id}/apply", summary="Apply a plan now", role="operator", response=s.ref("Plan"),
-    errors=(404, 409, 502), action="plan.apply", target="plan/{id}",
+    errors=(404, 409, 502), action="plan.apply", target="plan {id}",
 )  # fmt: skip
 def apply_plan(id: str) -> Any:
     """approved (or proposed, which approves it) → running now, within vSphere's concurrency limits."""
@@ -112,7 +103,7 @@ def apply_plan(id: str) -> Any:
 
 @operation(
     bp, "POST", "/plans/{id}/cancel", summary="Cancel a plan", role="operator", response=s.ref("Plan"),
-    errors=(404, 409), action="plan.cancel", target="plan/{id}",
+    errors=(404, 409), action="plan.cancel", target="plan {id}",
 )  # fmt: skip
 def cancel_plan(id: str) -> Any:
     """A running move finishes; no new move starts."""
@@ -122,7 +113,7 @@ def cancel_plan(id: str) -> Any:
 @operation(
     bp, "POST", "/placement", summary="Rank datastores for a new disk", role="operator",
     body=s.PLACEMENT_REQUEST, response=s.ref("PlacementResult"), errors=(400, 404),
-    action="placement.query", target="pod",
+    action="placement", target="placement",
 )  # fmt: skip
 def placement() -> Any:
     """Datastores of the pod ranked by the normalized load the new disk would give them, with reasons."""

@@ -55,7 +55,7 @@ def pool(name: str) -> Any:
 
 @operation(
     bp, "PUT", "/pools/{name}", summary="Replace a pool tree", role="operator", body=s.POOL_REPLACE,
-    response=s.ref("PoolTree"), errors=(400, 404, 409), action="pool.replace", target="pool/{name}",
+    response=s.ref("PoolTree"), errors=(400, 404, 409), action="pool.replace", target="pool {name}",
 )  # fmt: skip
 def replace_pool(name: str) -> Any:
     """Optimistic concurrency: ``version`` must be the one read, else 409 and nothing changes."""
@@ -74,7 +74,7 @@ _VERSION = {"type": "integer", "minimum": 1, "description": "409 unless this is 
 @operation(
     bp, "DELETE", "/pools/{name}", summary="Delete a pool tree", role="operator", status=204,
     query={"version": _VERSION},
-    errors=(404, 409), action="pool.delete", target="pool/{name}",
+    errors=(404, 409), action="pool.delete", target="pool {name}",
 )  # fmt: skip
 def delete_pool(name: str) -> Any:
     """The tree goes; the per-disk settings it made stay until changed (the SRP loop stops managing them)."""

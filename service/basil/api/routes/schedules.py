@@ -22,7 +22,7 @@ def jobs() -> Any:
 
 @operation(
     bp, "POST", "/jobs/{id}/run", summary="Run a job now", role="admin", response=s.ref("Job"),
-    errors=(404, 409), action="job.run", target="job/{id}",
+    errors=(404, 409), action="job.run", target="job {id}",
 )  # fmt: skip
 def run_job(id: str) -> Any:
     """Runs the job at once and answers with its outcome (409 if it is running already)."""
@@ -47,7 +47,7 @@ def schedules() -> Any:
 @operation(
     bp, "PUT", "/schedules/rebalance", summary="Change the rebalance window", role="admin",
     body=s.REBALANCE_REQUEST, response=s.ref("Schedules"), errors=(400, 404),
-    action="schedule.rebalance", target="schedules/rebalance",
+    action="schedules.rebalance", target="rebalance window",
 )  # fmt: skip
 def set_rebalance_window() -> Any:
     """Validated like the configuration's (cron expression, IANA time zone, duration up to 7d)."""
