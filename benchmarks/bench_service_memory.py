@@ -20,10 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.vcenter.labproc import LabProcess  # noqa: E402
+
 from basil.app import Service  # noqa: E402
 from basil.config import BasilConfig, PodConfig, StoreConfig, TLSOptions, VCenterConfig  # noqa: E402
 from basil.store import Store  # noqa: E402
-from tests.vcenter.labproc import LabProcess  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -35,9 +36,8 @@ def rss_mb() -> float:
 
 def report(label: str) -> None:
     current, peak = tracemalloc.get_traced_memory()
-    print(
-        f"{label:<28} RSS {rss_mb():8.1f} MB   Python heap {current / 2**20:8.1f} MB (peak {peak / 2**20:.1f} MB)"
-    )
+    heap = f"{current / 2**20:8.1f} MB (peak {peak / 2**20:.1f} MB)"
+    print(f"{label:<28} RSS {rss_mb():8.1f} MB   Python heap {heap}")
 
 
 def main() -> int:
@@ -96,9 +96,8 @@ def main() -> int:
         report(f"after {args.hours:g} h of collection")
         t = time.monotonic()
         model = svc.run_job("model")
-        print(
-            f"model job: {model['outcome']} in {time.monotonic() - t:.1f} s: {model['details'].get('vcenters')}"
-        )
+        took = time.monotonic() - t
+        print(f"model job: {model['outcome']} in {took:.1f} s: {model['details'].get('vcenters')}")
         report("after modelling")
         svc.run_job("maintenance")
         report("after roll-up and retention")
