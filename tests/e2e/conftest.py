@@ -60,7 +60,8 @@ def write_config(workdir: Path, lab: LabProcess, **sections: Any) -> Path:
         "schedules": {"collect_s": 5, "inventory_s": 30, "model_s": 10, "recommend_s": 3600, "srp_s": 3600,
                       "maintenance_s": 60},
         "store": {"url": f"sqlite:///{workdir / 'basil.db'}"},
-        "server": {"listen": f"127.0.0.1:{free_port()}", "tls": {"self_signed": True, "dir": str(workdir / "tls")}},
+        "server": {"listen": f"127.0.0.1:{free_port()}",
+                   "tls": {"self_signed": True, "dir": str(workdir / "tls")}},
     }  # fmt: skip
     for key, value in sections.items():
         doc[key] = {**doc.get(key, {}), **value} if isinstance(value, dict) else value
