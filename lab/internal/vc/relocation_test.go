@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -229,5 +232,70 @@ func TestRelocationTakesSimulatedTimeAndLoadsBothDatastores(t *testing.T) {
 	}
 	if info.StartTime.Before(start) || info.CompleteTime.After(tl.Clock().Now()) {
 		t.Errorf("task times %v..%v are not on the simulated clock (%v..%v)", info.StartTime, info.CompleteTime, start, tl.Clock().Now())
+	}
+}
+
+func TestRelocationReachesPropertyCollectorWaiters(t *testing.T) {
+	tl := newTestLab(t, testScenario)
+	ctx := context.Background()
+	c := tl.c.Client
+	pc, err := property.DefaultCollector(c).Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := view.NewManager(c).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"config.hardware.device", "datastore", "layoutEx.file"}
+	_, err = pc.CreateFilter(ctx, types.CreateFilter{Spec: types.PropertyFilterSpec{
+		ObjectSet: []types.ObjectSpec{{Obj: v.Reference(), Skip: types.NewBool(true), SelectSet: []types.BaseSelectionSpec{
+			&types.TraversalSpec{Type: "ContainerView", Path: "view"},
+		}}},
+		PropSet: []types.PropertySpec{{Type: "VirtualMachine", PathSet: paths}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(version string) *types.UpdateSet {
+		res, err := methods.WaitForUpdatesEx(ctx, c, &types.WaitForUpdatesEx{This: pc.Reference(), Version: version,
+			Options: &types.WaitOptions{MaxWaitSeconds: types.NewInt32(2)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Returnval
+	}
+	initial := wait("")
+	vm := tl.vm(t, "vm-2")
+	dsB := tl.ds(t, "ds-b").Reference()
+	tk, err := vm.Relocate(ctx, types.VirtualMachineRelocateSpec{Datastore: &dsB}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := tl.waitTask(t, tk, 10); f != nil {
+		t.Fatalf("relocation failed: %T", f)
+	}
+	changed := map[string]bool{}
+	version := initial.Version
+	for i := 0; i < 5 && len(changed) < len(paths); i++ {
+		set := wait(version)
+		if set == nil {
+			break
+		}
+		version = set.Version
+		for _, f := range set.FilterSet {
+			for _, o := range f.ObjectSet {
+				if o.Obj == vm.Reference() && o.Kind == types.ObjectUpdateKindModify {
+					for _, ch := range o.ChangeSet {
+						changed[ch.Name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, p := range paths {
+		if !changed[p] {
+			t.Errorf("no update of %s reached the waiter (got %v)", p, changed)
+		}
 	}
 }
