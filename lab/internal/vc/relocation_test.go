@@ -299,3 +299,43 @@ func TestRelocationReachesPropertyCollectorWaiters(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelledRelocationLeavesEverythingInPlace(t *testing.T) {
+	tl := newTestLab(t, testScenario)
+	ctx := context.Background()
+	freeB := tl.dsMO(t, "ds-b").Summary.FreeSpace
+	dsB := tl.ds(t, "ds-b").Reference()
+	tk, err := tl.vm(t, "vm-1").Relocate(ctx, types.VirtualMachineRelocateSpec{Datastore: &dsB}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	tl.step(t, 1)
+	if got := tl.dsMO(t, "ds-b").Summary.FreeSpace; got >= freeB {
+		t.Fatalf("the running copy holds no space on the target (%d >= %d)", got, freeB)
+	}
+	if err := tk.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tl.step(t, 1)
+	time.Sleep(20 * time.Millisecond)
+	if p := tl.Placement(); len(p.Relocations) != 0 {
+		t.Fatalf("relocations left: %+v", p.Relocations)
+	}
+	if got := tl.dsMO(t, "ds-b").Summary.FreeSpace; got != freeB {
+		t.Errorf("ds-b free space %d after the cancel, want %d back", got, freeB)
+	}
+	if got := fileName(disks(tl.vmMO(t, "vm-1"))["scsi0:0"]); got != "[ds-a] vm-1/vm-1.vmdk" {
+		t.Errorf("a cancelled relocation moved the disk to %s", got)
+	}
+	tl.step(t, 1)
+	truth, err := tl.GroundTruth(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range truth.Datastores {
+		if d.CopyMBps != 0 {
+			t.Errorf("%s still carries %v MB/s of copy after the cancel", d.Name, d.CopyMBps)
+		}
+	}
+}
