@@ -11,7 +11,7 @@ from basil.vcenter.errors import VCenterAuthenticationError, VCenterConnectionEr
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.types import Inventory
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 

@@ -9,7 +9,7 @@ from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import InventoryWatcher
 from basil.vcenter.types import IOAllocation
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
