@@ -127,3 +127,14 @@ def test_keepalive_touches_the_session_and_renews_a_lost_one(lab_vc: LabVC) -> N
             time.sleep(0.05)
         assert c.requests_made >= start + 3
         assert fetch_inventory(c, with_tags=False).vms
+
+
+def test_close_logs_out(lab_vc: LabVC) -> None:
+    with VCenterConnection(lab_vc.connection_params()) as watcher:
+        c = VCenterConnection(lab_vc.connection_params()).connect()
+        key = c.content.sessionManager.currentSession.key
+        assert key in {s.key for s in watcher.content.sessionManager.sessionList}
+        c.close()
+        assert key not in {s.key for s in watcher.content.sessionManager.sessionList}
+        with pytest.raises(VCenterConnectionError, match="not connected"):
+            _ = c.content
