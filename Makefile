@@ -71,3 +71,7 @@ clean:
 .PHONY: bench-srp
 bench-srp: $(STAMP)
 	$(PY) benchmarks/bench_srp.py
+
+.PHONY: bench-collect
+bench-collect: $(STAMP) lab
+	$(PY) benchmarks/bench_collect.py

@@ -20,6 +20,10 @@ setup(
         "SQLAlchemy>=2.0.30,<2.2",
         "alembic>=1.13,<2",
         "psycopg[binary]>=3.1,<4",
+        # vCenter: SOAP (pyVmomi) and the vSphere Automation SDK (tags); vmware-vcenter brings
+        # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
+        "pyvmomi>=8.0.3,<10",
+        "vmware-vcenter>=8.0.3,<10",
     ],
     extras_require={
         "test": [

@@ -1,0 +1,115 @@
+"""vSphere tags on VMs and datastores, read through the vSphere Automation SDK.
+
+Pods, pool membership and exclusions can be defined by tags, which live in vCenter's tagging
+service (the Automation API), not in the SOAP inventory. One Automation session per read: list
+categories and tags, then one batched ``list_attached_objects_on_tags`` call for all tags.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from typing import Any
+
+import requests
+
+from basil.vcenter.connection import VCenterConnection
+from basil.vcenter.errors import (
+    VCenterAuthenticationError,
+    VCenterConnectionError,
+    VCenterError,
+    VCenterTLSError,
+)
+from basil.vcenter.types import Tag, TagCategory
+
+log = logging.getLogger(__name__)
+
+#: Object types whose tags Basil reads.
+TAGGED_TYPES = frozenset({"VirtualMachine", "Datastore"})
+
+TagData = tuple[dict[str, TagCategory], dict[str, Tag], dict[str, tuple[str, ...]]]
+
+
+def _vapi_error(err: Exception, server: str) -> VCenterError:
+    """A typed error for a failure of the Automation API, carrying its own message."""
+    name = type(err).__name__
+    messages = [getattr(m, "default_message", "") for m in getattr(err, "messages", None) or ()]
+    text = "; ".join(m for m in messages if m) or str(err) or name
+    if name == "Unauthenticated":
+        return VCenterAuthenticationError(f"reading tags on {server}: {text}", fault=name)
+    if isinstance(err, requests.exceptions.SSLError):
+        return VCenterTLSError(f"reading tags on {server}: the certificate is not trusted ({err})")
+    if isinstance(err, requests.exceptions.RequestException):
+        return VCenterConnectionError(f"reading tags on {server}: {name}: {err}")
+    return VCenterError(f"reading tags on {server}: {name}: {text}", fault=name)
+
+
+def _automation_sdk() -> tuple[Any, Any]:
+    """The Automation SDK's error base class and client factory, imported on first use.
+
+    The SDK takes about a second to import and only tag reads need it. Its generated bindings warn
+    about their own deprecated types as they load (lazily, on first attribute access), and its
+    runtime uses the deprecated ``importlib.resources.read_binary``: deprecation warnings raised from
+    the SDK's own modules are the SDK's business and are ignored; nothing else is filtered.
+    """
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"(com\.vmware|vmware\.vapi)(\.|$)")
+    from com.vmware.vapi.std.errors_client import Error  # noqa: PLC0415
+    from vmware.vapi.vsphere.client import create_vsphere_client  # noqa: PLC0415
+
+    return Error, create_vsphere_client
+
+
+def read_tags(conn: VCenterConnection) -> TagData:
+    """Categories and tags by id, and the ids of the tags attached to each VM and datastore moid."""
+    VapiError, create_vsphere_client = _automation_sdk()
+
+    params = conn.params
+    if params.user is None or params.password is None:
+        raise VCenterAuthenticationError(
+            f"reading tags on {params.server} needs a user and password (a SOAP session cookie "
+            "does not open an Automation API session)"
+        )
+    host, port = params.host_port()
+    server = host if port == 443 else f"{host}:{port}"
+    session = conn.http_session()
+    client: Any = None
+    try:
+        client = create_vsphere_client(
+            server=server, username=params.user, password=params.password, session=session
+        )
+        tagging = client.tagging
+        categories: dict[str, TagCategory] = {}
+        for cid in tagging.Category.list():
+            c = tagging.Category.get(cid)
+            categories[c.id] = TagCategory(id=c.id, name=c.name, cardinality=str(c.cardinality))
+        tags: dict[str, Tag] = {}
+        for tid in tagging.Tag.list():
+            t = tagging.Tag.get(tid)
+            cat = categories.get(t.category_id)
+            tags[t.id] = Tag(
+                id=t.id, name=t.name, category_id=t.category_id, category=cat.name if cat else ""
+            )
+        attached: dict[str, list[str]] = {}
+        if tags:
+            for entry in tagging.TagAssociation.list_attached_objects_on_tags(list(tags)):
+                for obj in entry.object_ids or ():
+                    if obj.type in TAGGED_TYPES:
+                        attached.setdefault(obj.id, []).append(entry.tag_id)
+        assignments = {moid: tuple(sorted(ids)) for moid, ids in attached.items()}
+        log.debug(
+            "tags on %s: %d categories, %d tags, %d tagged objects",
+            params.server,
+            len(categories),
+            len(tags),
+            len(assignments),
+        )
+        return categories, tags, assignments
+    except (VapiError, requests.exceptions.RequestException) as err:
+        raise _vapi_error(err, params.server) from None
+    finally:
+        if client is not None:
+            try:
+                client.session_svc.delete()
+            except (VapiError, requests.exceptions.RequestException) as err:
+                log.info("closing the Automation session on %s: %s", params.server, type(err).__name__)
+        session.close()
