@@ -168,12 +168,11 @@ def populate(service: Service, n_plans: int, n_audit: int) -> dict[str, Any]:
             )
     day_start = (int(time.time()) // 3600) * 3600 - 86400
     np_rng = np.random.default_rng(5)
-    rollups = day_of_rollups(service, DISK, day_start, np_rng) + day_of_rollups(
-        service, HOST_DATASTORE, day_start, np_rng
-    )
+    disk_series, disk_rows = day_of_rollups(service, DISK, day_start, np_rng)
+    pair_series, pair_rows = day_of_rollups(service, HOST_DATASTORE, day_start, np_rng)
     print(
-        f"store: {n_plans} plans in {plans_s:.1f} s, {n_audit} audit rows, {rollups:,} rollup rows "
-        f"(a day for {len(disks)} pod disks and every host/datastore pair)"
+        f"store: {n_plans} plans ({plans_s:.1f} s), {n_audit} audit rows, a day of 5-min and hourly rollups "
+        f"for {disk_series} disks and {pair_series} host/datastore pairs ({disk_rows + pair_rows:,} rows)"
     )
     return {
         "vms": [vm.moid for vm, _ in disks],
