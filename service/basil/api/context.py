@@ -8,7 +8,6 @@ from flask import current_app, g, request
 
 from basil.api.auth import CREDENTIAL_HEADERS, Authenticator, Principal
 from basil.api.metrics import ApiMetrics
-from basil.api.operations import ROLE_RANK
 from basil.api.service import ServiceApi
 from basil.app.actor import Actor
 from basil.errors import AuthenticationError, PermissionDeniedError
@@ -40,7 +39,7 @@ class ApiState:
         return principal
 
     def authorize(self, principal: Principal, role: str) -> None:
-        if ROLE_RANK[principal.role] < ROLE_RANK[role]:
+        if not principal.allows(role):
             raise PermissionDeniedError(
                 f"{principal.name} has the role {principal.role}; this needs {role} or above"
             )

@@ -17,12 +17,12 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request
 
 from basil.api import validation
+from basil.api.auth import ROLE_RANK
 from basil.errors import Problem, ValidationError
 
 Schema = Mapping[str, Any]
 View = Callable[..., Any]
 
-ROLE_RANK = {"viewer": 1, "operator": 2, "admin": 3}
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 #: Every operation declared, by Flask endpoint ("<blueprint>.<function>").
