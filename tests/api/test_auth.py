@@ -151,6 +151,11 @@ def test_bad_vcenter_session_token_is_401(api_env: ApiEnv) -> None:
     )
     assert resp.status_code == 401
     assert "session" in str(_error(resp)["message"])
+    again = app.test_client().get(
+        "/api/v1/pods", headers={"X-Basil-VC-Session": "not-a-session", "X-Basil-VC-Server": "lab"}
+    )
+    assert again.status_code == 401
+    # The refusal is remembered for a while: vCenter was asked once.
     assert app.extensions["basil"].authenticator.session_validations == 1
     metrics = app.test_client().get("/metrics", headers=api_env.headers("viewer")).get_data(as_text=True)
     assert 'basil_vcenter_session_validations_total{outcome="refused"} 1.0' in metrics

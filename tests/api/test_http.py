@@ -3,6 +3,11 @@ vCenters, Prometheus metrics behind a token; and the token endpoints' round trip
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from basil.api import create_app
+from basil.config import BasilConfig
+
 from .conftest import ApiEnv
 
 
@@ -87,3 +92,24 @@ def test_token_round_trip(api_env: ApiEnv) -> None:
     )
     assert bad.status_code == 400
     assert {p["field"] for p in bad.get_json()["problems"]} == {"name", "role", "expires_in"}
+
+
+def test_forwarded_address_is_believed_only_behind_a_trusted_proxy(api_env: ApiEnv) -> None:
+    def audited_source(app_config: BasilConfig) -> str:
+        original = api_env.service.config
+        api_env.service.config = app_config
+        try:
+            client = create_app(api_env.service).test_client()
+        finally:
+            api_env.service.config = original
+        headers = {**api_env.headers("viewer"), "X-Forwarded-For": "198.51.100.7"}
+        assert client.post("/api/v1/pods/basil/recommendations", headers=headers).status_code == 403
+        entry = api_env.get("/api/v1/audit?limit=1", role="admin").get_json()[0]
+        assert entry["outcome"] == "denied"
+        source: str = entry["from"]
+        return source
+
+    config = api_env.service.config
+    assert audited_source(config) == "127.0.0.1"
+    behind_proxy = replace(config, server=replace(config.server, trusted_proxies=1))
+    assert audited_source(behind_proxy) == "198.51.100.7"

@@ -20,6 +20,7 @@ from typing import Any
 from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from basil.api import routes
 from basil.api.auth import Authenticator, Principal
@@ -94,6 +95,10 @@ def create_app(service: ServiceApi, *, authenticator: Authenticator | None = Non
     app.register_error_handler(Exception, _unexpected_error)
     app.before_request(_before)
     app.after_request(_after)
+    proxies = config.server.trusted_proxies
+    if proxies:
+        # The audit's "from" is then the client's address as the proxies saw it, not the proxy's.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)  # type: ignore[method-assign]
     return app
 
 

@@ -62,6 +62,7 @@ TOKEN_HEADER = "Authorization"
 VC_SESSION_HEADER = "X-Basil-VC-Session"
 VC_SERVER_HEADER = "X-Basil-VC-Server"
 CREDENTIAL_HEADERS = (TOKEN_HEADER, VC_SESSION_HEADER, VC_SERVER_HEADER)
+REFUSED_SESSION_S = 30.0
 
 SessionValidator = Callable[[ConnectionParams, str, Sequence[str]], ClientSession]
 
@@ -161,6 +162,9 @@ class Authenticator:
         self._validate_session = session_validator
         self._tokens: _TTLCache[str, TokenInfo] = _TTLCache(config.token_cache_s, clock=clock)
         self._sessions: _TTLCache[str, Principal] = _TTLCache(config.vcenter_session_cache_s, clock=clock)
+        # A refused session token is refused again without asking vCenter for a while, so that a client
+        # retrying a stale token (or guessing) does not turn into a stream of clone-ticket requests.
+        self._refused: _TTLCache[str, str] = _TTLCache(REFUSED_SESSION_S, clock=clock)
         self._key_locks: dict[str, threading.Lock] = {}
         self._key_locks_guard = threading.Lock()
         self.session_validations = 0  # vCenter round trips made (for metrics and tests)
@@ -235,13 +239,20 @@ class Authenticator:
         cached = self._sessions.get(key)
         if cached is not None:
             return cached
+        refused = self._refused.get(key)
+        if refused is not None:
+            raise AuthenticationError(refused)
         # One validation per token at a time: the plugin fires several requests at once on page load.
         try:
             with self._lock_for(key):
                 cached = self._sessions.get(key)
                 if cached is not None:
                     return cached
-                principal = self._validated(vc, token)
+                try:
+                    principal = self._validated(vc, token)
+                except AuthenticationError as err:
+                    self._refused.put(key, err.message)
+                    raise
                 self._sessions.put(key, principal)
         finally:
             with self._key_locks_guard:

@@ -394,11 +394,15 @@ class ServerConfig:
     threads: int = 16
     # How long a stopping server lets running requests finish before closing their connections.
     shutdown_grace_s: int = 30
+    # Reverse proxies in front of the service (e.g. 1 behind vCenter's or a load balancer) whose
+    # X-Forwarded-For / -Proto are believed; 0 believes none, so a client cannot forge its address.
+    trusted_proxies: int = 0
 
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
         found += _number(self.threads, f"{path}.threads", low=1, high=512)
         found += _number(self.shutdown_grace_s, f"{path}.shutdown_grace_s", low=0, high=3600)
+        found += _number(self.trusted_proxies, f"{path}.trusted_proxies", low=0, high=5)
         try:
             _, port = host_port(self.listen)
             if port is None:
