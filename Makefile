@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab
+.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab bench-api
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,8 @@ $(STAMP): setup.py pyproject.toml
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check service tests benchmarks
-	$(VENV)/bin/ruff format --check service tests benchmarks
+	$(VENV)/bin/ruff check service tests benchmarks scripts
+	$(VENV)/bin/ruff format --check service tests benchmarks scripts
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -45,8 +45,9 @@ lab-check:
 bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py
 
-demo: $(STAMP)
-	$(VENV)/bin/basil recommend --snapshot examples/basil-table2.json
+# The lab on BASIL §6.3 at 30x and `basil serve` on SQLite (scripts/demo.py); Ctrl-C stops both.
+demo: $(STAMP) lab
+	$(PY) scripts/demo.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_balancer.py
@@ -75,3 +76,6 @@ bench-srp: $(STAMP)
 .PHONY: bench-collect
 bench-collect: $(STAMP) lab
 	$(PY) benchmarks/bench_collect.py
+
+bench-api: $(STAMP)
+	$(PY) benchmarks/bench_api.py
