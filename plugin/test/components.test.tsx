@@ -1,0 +1,203 @@
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiClient } from '../src/api/client';
+import type { PoolTreeDoc } from '../src/api/types';
+import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host';
+import { App } from '../src/views/App';
+import { AppContext } from '../src/views/common';
+import { PoolTreeEditor } from '../src/views/PoolsEditor';
+import { fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
+
+const BASE = 'https://basil.test/api/v1';
+
+const apiRoutes = (extra: Record<string, unknown | Responder> = {}) => ({
+  'GET /vcenters': fixture('vcenters.json'),
+  'GET /pods': fixture('pods.json'),
+  'GET /pods/basil-pod': fixture('pod.json'),
+  'GET /pods/basil-pod/history': fixture('pod_history.json'),
+  'GET /pods/basil-pod/recommendations': fixture('recommendation.json'),
+  'GET /plans': [],
+  'GET /datastores/datastore-101': fixture('datastore.json'),
+  'GET /datastores/datastore-101/model/points': fixture('datastore_points.json'),
+  'GET /datastores/datastore-101/load': fixture('datastore_load.json'),
+  ...extra,
+});
+
+beforeEach(() => {
+  window.location.hash = '';
+  document.body.removeAttribute('cds-theme');
+});
+afterEach(() => cleanup());
+
+function clientSdk(context: string[], theme = 'light') {
+  let themeCb: ((t: { name: string }) => void) | null = null;
+  const navigations: unknown[] = [];
+  const sdk: HtmlClientSdk = {
+    initialize: (cb) => cb(),
+    app: {
+      getContextObjects: () => context.map((id) => ({ id })),
+      getSessionInfo: (cb) => cb({ sessionToken: 'vc-session-1' }),
+      getApiEndpoints: () => ({ uiApiEndpoint: { fullUrl: 'https://127.0.0.1:8989/api/ui' } }),
+      getTheme: () => ({ name: theme }),
+      navigateTo: (o) => navigations.push(o),
+    },
+    event: { onThemeChanged: (cb) => (themeCb = cb) },
+  };
+  return { sdk, navigations, setTheme: (name: string) => themeCb?.({ name }) };
+}
+
+describe('pool tree editor', () => {
+  function renderEditor(routes: Record<string, unknown | Responder>) {
+    const f = fakeFetch(routes);
+    const host = new StandaloneHost(new MemoryStore(), null, false);
+    const api = new ApiClient({ baseUrl: BASE, credentials: host.credentials, fetch: f.fetch });
+    const tree = fixture<PoolTreeDoc[]>('pools.json')[0];
+    render(
+      <AppContext.Provider value={{ api, host, open: () => undefined }}>
+        <PoolTreeEditor initial={tree} isNew={false} onSaved={() => undefined} onDeleted={() => undefined} />
+      </AppContext.Provider>,
+    );
+    return f;
+  }
+
+  it('shows each of the service’s validation problems on the field it names', async () => {
+    const f = renderEditor({ 'POST /pools/validate': () => ({ status: 400, body: fixture('pool_problems.json') }) });
+    fireEvent.change(screen.getByTestId('pool-pools[0].children[0]-reservation'), { target: { value: '900' } });
+    fireEvent.click(screen.getByTestId('pool-validate'));
+    await screen.findByTestId('pool-problems');
+    expect(screen.getByTestId('pool-problems').textContent).toContain('3 problems');
+    const res = screen.getByTestId('pool-pools[0].children[0]-reservation');
+    expect(res.getAttribute('aria-invalid')).toBe('true');
+    expect(within(res.closest('td') as HTMLElement).getByText('reservation 900 is above the limit 500')).toBeTruthy();
+    expect(screen.getByTestId('pool-pools[1]-name').getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByTestId('pool-root-reservation').getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByTestId('pool-pools[0]-name').getAttribute('aria-invalid')).toBe('false');
+    // The edit went to the service as a number, in the tree it validated.
+    const sent = f.calls[0].body as PoolTreeDoc;
+    expect(sent.pools[0].children?.[0].reservation).toBe(900);
+    expect(sent.version).toBe(3);
+  });
+
+  it('says so when the tree is valid', async () => {
+    renderEditor({ 'POST /pools/validate': { valid: true, problems: [] } });
+    fireEvent.click(screen.getByTestId('pool-validate'));
+    expect((await screen.findByTestId('pool-notice')).textContent).toContain('Valid');
+  });
+
+  it('explains a version conflict on save', async () => {
+    renderEditor({ 'PUT /pools/pod-srp': () => ({ status: 409, body: { error: 'conflict', message: 'version 3 is not the current version 4.' } }) });
+    fireEvent.change(screen.getByTestId('pool-pools[1]-shares'), { target: { value: 'low' } });
+    fireEvent.click(screen.getByTestId('pool-save'));
+    const err = await screen.findByTestId('pool-error');
+    expect(err.textContent).toContain('version 3 is not the current version 4.');
+    expect(err.textContent).toContain('reload it');
+  });
+});
+
+describe('theme', () => {
+  it('follows the vSphere Client’s theme and its changes', async () => {
+    const c = clientSdk(['urn:vmomi:Datastore:datastore-101:5f2c3c1e-1111-4a4a-9e9e-000000000001'], 'dark');
+    const host = await ClientHost.create(c.sdk);
+    window.location.hash = '#/datastore';
+    render(<App host={host} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    expect(document.body.getAttribute('cds-theme')).toBe('dark');
+    act(() => c.setTheme('light'));
+    expect(document.body.getAttribute('cds-theme')).toBe('light');
+    act(() => c.setTheme('DARK'));
+    expect(document.body.getAttribute('cds-theme')).toBe('dark');
+    act(() => c.setTheme('high-contrast-unknown'));
+    expect(document.body.getAttribute('cds-theme')).toBe('light');
+  });
+
+  it('standalone, starts from the system preference and toggles, remembering the choice', async () => {
+    const session = new MemoryStore();
+    session.setItem('basil.apiToken', 'good');
+    const prefs = new MemoryStore();
+    const host = new StandaloneHost(session, prefs, true);
+    render(<App host={host} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    expect(document.body.getAttribute('cds-theme')).toBe('dark');
+    fireEvent.click(await screen.findByTestId('theme-toggle'));
+    expect(document.body.getAttribute('cds-theme')).toBe('light');
+    expect(prefs.getItem('basil.theme')).toBe('light');
+    expect(new StandaloneHost(new MemoryStore(), prefs, true).theme()).toBe('light');
+  });
+});
+
+describe('standalone sign-in', () => {
+  it('asks for a token, refuses a bad one, and shows the pods with a good one', async () => {
+    const f = fakeFetch(
+      apiRoutes({
+        'GET /vcenters': (c) =>
+          c.headers.Authorization === 'Bearer good'
+            ? { status: 200, body: fixture('vcenters.json') }
+            : { status: 401, body: { error: 'unauthenticated', message: 'unknown or revoked token' } },
+      }),
+    );
+    const session = new MemoryStore();
+    render(<App host={new StandaloneHost(session, null, false)} baseUrl={BASE} fetch={f.fetch} />);
+    fireEvent.change(screen.getByTestId('token-input'), { target: { value: 'bad' } });
+    fireEvent.click(screen.getByTestId('token-submit'));
+    expect((await screen.findByTestId('token-error')).textContent).toBe('unknown or revoked token');
+    expect(session.getItem('basil.apiToken')).toBeNull();
+
+    fireEvent.change(screen.getByTestId('token-input'), { target: { value: 'good' } });
+    fireEvent.click(screen.getByTestId('token-submit'));
+    const table = await screen.findByTestId('datastores-basil-pod');
+    expect(session.getItem('basil.apiToken')).toBe('good');
+    const loads = within(table).getAllByTestId('normalized-load').map((e) => e.textContent);
+    expect(loads).toEqual(['4.15', '2.21', '0.52']);
+    expect(screen.getByTestId('imbalance').getAttribute('data-status')).toBe('over');
+  });
+
+  it('goes back to the token screen when the service stops accepting the token', async () => {
+    const session = new MemoryStore();
+    session.setItem('basil.apiToken', 'revoked');
+    const f = fakeFetch({ 'GET /vcenters': () => ({ status: 401, body: { error: 'unauthenticated', message: 'token revoked' } }) });
+    render(<App host={new StandaloneHost(session, null, false)} baseUrl={BASE} fetch={f.fetch} />);
+    expect((await screen.findByTestId('token-error')).textContent).toBe('token revoked');
+    expect(session.getItem('basil.apiToken')).toBeNull();
+  });
+});
+
+describe('inside the vSphere Client', () => {
+  it('shows the datastore of the context object, authenticated by the client session', async () => {
+    const c = clientSdk(['urn:vmomi:Datastore:datastore-101:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    const f = fakeFetch(apiRoutes());
+    window.location.hash = '#/datastore';
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
+    expect((await screen.findByTestId('view-title')).textContent).toBe('3diskLUN');
+    const call = f.calls.find((x) => x.path === '/datastores/datastore-101');
+    expect(call?.headers['X-Basil-VC-Session']).toBe('vc-session-1');
+    expect(call?.headers['X-Basil-VC-Server']).toBe('127.0.0.1:8989');
+    expect(screen.queryByTestId('token-screen')).toBeNull();
+  });
+
+  it('finds the pod of a datastore cluster by its StoragePod id', async () => {
+    const c = clientSdk(['urn:vmomi:StoragePod:group-p7:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    window.location.hash = '#/storagepod';
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    expect((await screen.findByTestId('view-title')).textContent).toBe('basil-pod');
+  });
+
+  it('says when a datastore cluster is not a Basil pod', async () => {
+    const c = clientSdk(['urn:vmomi:StoragePod:group-p99:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    window.location.hash = '#/storagepod';
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    await screen.findByTestId('not-a-pod');
+  });
+
+  it('opens another datastore in its own monitor tab through the client', async () => {
+    const c = clientSdk([]);
+    window.location.hash = '#/pods';
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    const link = await screen.findByRole('button', { name: '9diskLUN' });
+    await waitFor(() => {
+      fireEvent.click(link);
+      expect(c.navigations).toHaveLength(1);
+    });
+    expect(c.navigations[0]).toEqual({
+      targetViewId: 'basil.datastore.monitor',
+      objectId: 'urn:vmomi:Datastore:datastore-103:5f2c3c1e-1111-4a4a-9e9e-000000000001',
+    });
+  });
+});
