@@ -24,11 +24,15 @@ setup(
         # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
         "pyvmomi>=8.0.3,<10",
         "vmware-vcenter>=8.0.3,<10",
+        # Web: the plugin's assets are served by a Flask blueprint (basil.api.plugin_assets).
+        "Flask>=3.0,<4",
     ],
     extras_require={
         "test": [
             "pytest>=8,<9",
             "hypothesis>=6.100,<7",
+            # The plugin's end-to-end tests drive Debian's chromium (never a downloaded browser).
+            "playwright>=1.50,<2",
         ],
         "dev": [
             "ruff>=0.6",
