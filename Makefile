@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres
+.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,26 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) lab
 	$(VENV)/bin/pytest
 
-test: lint typecheck pytest
+test: lint typecheck lab-check pytest
+
+# The lab vCenter (Go, on govmomi's simulator): build/basil-lab.
+LAB_SOURCES := $(shell find lab -name '*.go' -o -name go.mod -o -name go.sum)
+
+build/basil-lab: $(LAB_SOURCES)
+	cd lab && go build -o ../build/basil-lab ./cmd/basil-lab
+
+lab: build/basil-lab
+
+lab-check:
+	cd lab && out="$$(gofmt -l .)" && if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+	cd lab && go vet ./...
+	cd lab && go test ./...
+
+bench-lab: $(STAMP) lab
+	$(PY) benchmarks/bench_lab_queryperf.py
 
 demo: $(STAMP)
 	$(VENV)/bin/basil recommend --snapshot examples/basil-table2.json
@@ -55,3 +71,7 @@ clean:
 .PHONY: bench-srp
 bench-srp: $(STAMP)
 	$(PY) benchmarks/bench_srp.py
+
+.PHONY: bench-collect
+bench-collect: $(STAMP) lab
+	$(PY) benchmarks/bench_collect.py

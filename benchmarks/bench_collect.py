@@ -15,11 +15,12 @@ import argparse
 import os
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 from basil.vcenter.connection import ConnectionParams, TLSOptions, VCenterConnection  # noqa: E402
 from basil.vcenter.inventory import fetch_inventory  # noqa: E402
@@ -56,15 +57,28 @@ def main() -> int:
             lab=None,
         )
         return 0
-    from labctl import LabProcess  # noqa: PLC0415 - the tests' helper that starts the lab binary
+    # The tests' helpers start the lab binary (built by `make lab`) and wrap its control API.
+    from tests.lab_vcenter import start_lab  # noqa: PLC0415
+    from tests.vcenter.labvc import LabVC  # noqa: PLC0415
 
-    with LabProcess.start(Path(args.scenario), speed=20.0) as lab:
-        run(lab.connection_params(), args, lab=lab)
+    # Paused: simulated time moves only when the benchmark steps it, so the lab's own interval
+    # solving never competes with the collector for the 2 cores while a cycle is timed.
+    with tempfile.TemporaryDirectory(prefix="bench-collect-") as tmp:
+        instance, running = start_lab(
+            Path(tmp), args.scenario, speed=0, tls=True, cap_realtime_queries=False, extra_args=()
+        )
+        try:
+            lab = LabVC(instance)
+            lab.step(1)
+            run(lab.connection_params(), args, lab=lab, pid=running.proc.pid)
+        finally:
+            running.stop()
     return 0
 
 
-def run(params: ConnectionParams, args: argparse.Namespace, lab: object | None) -> None:
-    pid = getattr(lab, "pid", None)
+def run(
+    params: ConnectionParams, args: argparse.Namespace, lab: object | None, pid: int | None = None
+) -> None:
     with VCenterConnection(params) as conn:
         t0, r0 = time.perf_counter(), conn.requests_made
         inv = fetch_inventory(conn, with_tags=False)

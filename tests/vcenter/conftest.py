@@ -1,4 +1,4 @@
-"""Fixtures of the adapter tests: the lab vCenter binary on the adapter's scenario, and sessions to it."""
+"""Fixtures of the adapter tests: the lab vCenter on the adapter's scenario, and sessions to it."""
 
 from __future__ import annotations
 
@@ -8,23 +8,23 @@ from pathlib import Path
 import pytest
 
 from basil.vcenter.connection import VCenterConnection
+from tests.lab_vcenter import LabFactory
 
-from .labproc import LabProcess
+from .labvc import LabVC
 
 SCENARIO = Path(__file__).parent / "scenarios" / "adapter.yaml"
 
-LabVC = LabProcess
-
 
 @pytest.fixture(scope="module")
-def lab_vc() -> Iterator[LabProcess]:
-    """A lab per test module, so one module's changes never leak into another's expectations."""
-    with LabProcess.start(SCENARIO, speed=60) as lab:
-        yield lab
+def lab_vc(lab_factory: LabFactory) -> Iterator[LabVC]:
+    """A lab per test module (running at 60x), so one module's changes never leak into another's."""
+    lab = LabVC(lab_factory(SCENARIO, speed=60, tls=True))
+    yield lab
+    lab.stop()
 
 
 @pytest.fixture
-def conn(lab_vc: LabProcess) -> Iterator[VCenterConnection]:
+def conn(lab_vc: LabVC) -> Iterator[VCenterConnection]:
     """A session on a lab reset to the scenario as written (faults cleared)."""
     lab_vc.reset()
     with VCenterConnection(lab_vc.connection_params()) as c:
@@ -32,5 +32,5 @@ def conn(lab_vc: LabProcess) -> Iterator[VCenterConnection]:
 
 
 @pytest.fixture(scope="module")
-def lab_thumbprint(lab_vc: LabProcess) -> str:
+def lab_thumbprint(lab_vc: LabVC) -> str:
     return lab_vc.sha256

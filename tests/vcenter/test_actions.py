@@ -9,7 +9,7 @@ from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.types import Inventory, IOAllocation, IORMConfig
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 

@@ -15,7 +15,7 @@ from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.types import Inventory, IOAllocation
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
@@ -120,3 +120,14 @@ def test_qos_backend_applies_settings_through_the_actuator(lab_vc: LabVC, conn: 
     assert after.disk("scsi0:0").io == settings[(db.moid, "scsi0:0")]
     assert after.disk("scsi1:0").io == settings[(db.moid, "scsi1:0")]
     assert after.disk("scsi0:1").io == db.disk("scsi0:1").io
+
+
+def test_per_datastore_limit_holds(lab_vc: LabVC, conn: VCenterConnection) -> None:
+    inv = fresh(conn)
+    web, db = inv.vm_by_name("web-1"), inv.vm_by_name("db-1")
+    nfs = inv.datastore_by_name("ds-nfs").moid
+    moves = [RelocateDisk(web.moid, "scsi0:0", nfs), RelocateDisk(db.moid, "scsi1:0", nfs)]
+    report = Actuator(conn, ActuatorParams(per_datastore=1)).run(moves, inv)
+    assert [r.state for r in report.results] == ["succeeded", "succeeded"]
+    # Different VMs on different hosts, but the same target: one after the other.
+    assert overlap(report.results, lambda r: "ds-nfs") == 1

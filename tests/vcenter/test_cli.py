@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from basil.cli import main
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 

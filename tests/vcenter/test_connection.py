@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -11,7 +12,7 @@ from basil.vcenter.errors import VCenterAuthenticationError, VCenterConnectionEr
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.types import Inventory
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
@@ -114,3 +115,26 @@ def test_no_secret_in_any_log_line(lab_vc: LabVC, caplog: pytest.LogCaptureFixtu
     assert len(caplog.records) > 3  # DEBUG logging really was captured
     assert secret not in text
     assert key not in text  # nor a session id
+
+
+def test_keepalive_touches_the_session_and_renews_a_lost_one(lab_vc: LabVC) -> None:
+    with VCenterConnection(lab_vc.connection_params(keepalive_s=0.1)) as c:
+        lab_vc.session_loss()
+        start = c.requests_made
+        deadline = time.monotonic() + 30
+        # Without any call of ours, the keep-alive thread reaches vCenter (and logs in again).
+        while c.requests_made < start + 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert c.requests_made >= start + 3
+        assert fetch_inventory(c, with_tags=False).vms
+
+
+def test_close_logs_out(lab_vc: LabVC) -> None:
+    with VCenterConnection(lab_vc.connection_params()) as watcher:
+        c = VCenterConnection(lab_vc.connection_params()).connect()
+        key = c.content.sessionManager.currentSession.key
+        assert key in {s.key for s in watcher.content.sessionManager.sessionList}
+        c.close()
+        assert key not in {s.key for s in watcher.content.sessionManager.sessionList}
+        with pytest.raises(VCenterConnectionError, match="not connected"):
+            _ = c.content

@@ -20,7 +20,7 @@ from basil.vcenter.perf import PerfCollector
 from basil.vcenter.tags import read_tags
 from basil.vcenter.types import Inventory, IOAllocation, IORMConfig
 
-from .labproc import LabProcess
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
@@ -39,7 +39,7 @@ def fresh(conn: VCenterConnection) -> Inventory:
     ],
 )
 def test_task_faults_become_typed_errors(
-    lab_vc: LabProcess, conn: VCenterConnection, method: str, fault: str, error: type[VCenterError]
+    lab_vc: LabVC, conn: VCenterConnection, method: str, fault: str, error: type[VCenterError]
 ) -> None:
     inv = fresh(conn)
     web = inv.vm_by_name("web-1")
@@ -60,7 +60,7 @@ def test_task_faults_become_typed_errors(
     assert fresh(conn).vms[web.moid] == web
 
 
-def test_the_actuator_reports_a_failed_move_and_goes_on(lab_vc: LabProcess, conn: VCenterConnection) -> None:
+def test_the_actuator_reports_a_failed_move_and_goes_on(lab_vc: LabVC, conn: VCenterConnection) -> None:
     inv = fresh(conn)
     web, db = inv.vm_by_name("web-1"), inv.vm_by_name("db-1")
     nfs = inv.datastore_by_name("ds-nfs").moid
@@ -77,7 +77,7 @@ def test_the_actuator_reports_a_failed_move_and_goes_on(lab_vc: LabProcess, conn
     assert after.vms[db.moid].disk("scsi1:0").datastore == nfs
 
 
-def test_a_call_fault_is_typed_too(lab_vc: LabProcess, conn: VCenterConnection) -> None:
+def test_a_call_fault_is_typed_too(lab_vc: LabVC, conn: VCenterConnection) -> None:
     inv = fresh(conn)
     lab_vc.add_fault(method="RetrievePropertiesEx", fault="ManagedObjectNotFound", message="gone", count=1)
     with pytest.raises(VCenterNotFoundError, match="gone"):
@@ -86,7 +86,7 @@ def test_a_call_fault_is_typed_too(lab_vc: LabProcess, conn: VCenterConnection) 
         )
 
 
-def test_transient_faults_are_retried_with_backoff(lab_vc: LabProcess, conn: VCenterConnection) -> None:
+def test_transient_faults_are_retried_with_backoff(lab_vc: LabVC, conn: VCenterConnection) -> None:
     lab_vc.add_fault(method="RetrievePropertiesEx", fault="HostCommunication", count=2)
     before = conn.requests_made
     inv = fresh(conn)  # the retrieval fails twice, then succeeds
@@ -94,13 +94,13 @@ def test_transient_faults_are_retried_with_backoff(lab_vc: LabProcess, conn: VCe
     assert conn.requests_made - before == 3 + 2  # view, retrieve x3, destroy view
 
 
-def test_retries_are_bounded(lab_vc: LabProcess, conn: VCenterConnection) -> None:
+def test_retries_are_bounded(lab_vc: LabVC, conn: VCenterConnection) -> None:
     lab_vc.add_fault(method="RetrievePropertiesEx", fault="HostCommunication", message="link down", count=10)
     with pytest.raises(VCenterConnectionError, match="link down"):
         fresh(conn)
 
 
-def test_lost_sessions_recover_soap_and_tags(lab_vc: LabProcess, conn: VCenterConnection) -> None:
+def test_lost_sessions_recover_soap_and_tags(lab_vc: LabVC, conn: VCenterConnection) -> None:
     fresh(conn)
     lab_vc.session_loss()
     assert fresh(conn).vms  # SOAP logs in again by itself
@@ -109,7 +109,7 @@ def test_lost_sessions_recover_soap_and_tags(lab_vc: LabProcess, conn: VCenterCo
     assert tags
 
 
-def test_a_slow_vcenter_times_out_as_a_connection_error(lab_vc: LabProcess) -> None:
+def test_a_slow_vcenter_times_out_as_a_connection_error(lab_vc: LabVC) -> None:
     with VCenterConnection(lab_vc.connection_params(timeout_s=0.5, retries=1)) as c:
         lab_vc.set_latency_ms(1500)
         try:
@@ -125,7 +125,7 @@ def test_a_slow_vcenter_times_out_as_a_connection_error(lab_vc: LabProcess) -> N
 
 
 def test_an_inaccessible_datastore_is_seen_and_refused_as_target(
-    lab_vc: LabProcess, conn: VCenterConnection
+    lab_vc: LabVC, conn: VCenterConnection
 ) -> None:
     lab_vc.set_accessible("ds-nfs", False)
     inv = fresh(conn)

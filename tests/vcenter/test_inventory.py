@@ -8,7 +8,7 @@ from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import fetch_inventory, retrieve_raw
 from basil.vcenter.types import SHARES_BY_LEVEL, Inventory
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 

@@ -12,7 +12,7 @@ from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.perf import DISK_COUNTERS, HOST_DATASTORE_COUNTERS, CollectorParams, PerfCollector
 from basil.vcenter.types import CollectionReport, DiskSample, Inventory
 
-from .labproc import LabProcess
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
@@ -26,7 +26,7 @@ def close(measured: float | None, true: float, rounding: float = 0.5) -> bool:
 
 
 @pytest.fixture
-def paused(lab_vc: LabProcess, conn: VCenterConnection) -> Inventory:
+def paused(lab_vc: LabVC, conn: VCenterConnection) -> Inventory:
     """The lab stopped at an interval boundary, a few intervals into the scenario."""
     lab_vc.pause()
     lab_vc.step(3)
@@ -41,7 +41,7 @@ def by_disk(report: CollectionReport, inv: Inventory) -> dict[tuple[str, str], l
 
 
 def test_disk_samples_match_the_ground_truth(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory
 ) -> None:
     report = PerfCollector(conn).collect(paused)
     truth = lab_vc.truth()
@@ -66,7 +66,7 @@ def test_disk_samples_match_the_ground_truth(
 
 
 def test_workload_parameters_match_the_scenario(
-    paused: Inventory, conn: VCenterConnection, lab_vc: LabProcess
+    paused: Inventory, conn: VCenterConnection, lab_vc: LabVC
 ) -> None:
     report = PerfCollector(conn).collect(paused)
     samples = by_disk(report, paused)
@@ -90,7 +90,7 @@ def test_workload_parameters_match_the_scenario(
 
 
 def test_host_datastore_samples_add_up_per_datastore(
-    paused: Inventory, conn: VCenterConnection, lab_vc: LabProcess
+    paused: Inventory, conn: VCenterConnection, lab_vc: LabVC
 ) -> None:
     report = PerfCollector(conn).collect(paused)
     truth = {d["moid"]: d for d in lab_vc.truth()["datastores"]}
@@ -109,7 +109,7 @@ def test_host_datastore_samples_add_up_per_datastore(
 
 
 def test_collection_is_incremental_per_entity(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory
 ) -> None:
     collector = PerfCollector(conn)
     first = collector.collect(paused)
@@ -127,9 +127,7 @@ def test_collection_is_incremental_per_entity(
     assert [(b - a).total_seconds() for a, b in itertools.pairwise(times)] == [20.0, 20.0]
 
 
-def test_batches_respect_max_query_metrics(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
-) -> None:
+def test_batches_respect_max_query_metrics(lab_vc: LabVC, conn: VCenterConnection, paused: Inventory) -> None:
     # Make the lab refuse real-time queries above 20 metrics, as it does historical ones.
     lab_vc.settings(max_query_metrics=20, cap_realtime_queries=True)
     collector = PerfCollector(conn)
@@ -145,7 +143,7 @@ def test_batches_respect_max_query_metrics(
 
 
 def test_a_refused_query_is_split_and_the_budget_lowered(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory
 ) -> None:
     lab_vc.settings(max_query_metrics=16, cap_realtime_queries=True)
     collector = PerfCollector(conn, CollectorParams(max_query_metrics=256))  # believes in a higher cap
@@ -156,10 +154,11 @@ def test_a_refused_query_is_split_and_the_budget_lowered(
 
 
 def test_a_failed_batch_is_reported_and_caught_up_next_cycle(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory
 ) -> None:
     collector = PerfCollector(conn, CollectorParams(workers=1))
-    lab_vc.add_fault(method="QueryPerf", fault="SystemError", message="stats collector restarting", count=1)
+    # Two refusals: the fast CSV path hands any fault to pyVmomi's path, which asks once more.
+    lab_vc.add_fault(method="QueryPerf", fault="SystemError", message="stats collector restarting", count=2)
     first = collector.collect(paused)
     assert len(first.errors) == 1
     assert "stats collector restarting" in first.errors[0]
@@ -177,7 +176,7 @@ def test_a_failed_batch_is_reported_and_caught_up_next_cycle(
 
 
 def test_powered_off_vms_are_not_queried_and_gaps_are_reported(
-    lab_vc: LabProcess, conn: VCenterConnection, paused: Inventory
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory
 ) -> None:
     off = paused.vm_by_name("off-1")
     collector = PerfCollector(conn)

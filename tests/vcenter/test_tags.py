@@ -9,7 +9,7 @@ from basil.vcenter.errors import VCenterAuthenticationError
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.tags import read_tags
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 

@@ -9,7 +9,7 @@ from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import InventoryWatcher
 from basil.vcenter.types import IOAllocation
 
-from .conftest import LabVC
+from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
 
@@ -66,3 +66,22 @@ def test_watcher_reflects_a_relocation(lab_vc: LabVC) -> None:
         assert new.vms[vm.moid].disk("scsi0:1").datastore == target
         assert new.vms[vm.moid].disk("scsi0:0").datastore == vm.disk("scsi0:0").datastore
         watcher.close()
+
+
+def test_watcher_sees_a_change_made_inside_vcenter_and_rereads_tags(lab_vc: LabVC) -> None:
+    lab_vc.reset()
+    with VCenterConnection(lab_vc.connection_params()) as c:
+        watcher = InventoryWatcher(c, with_tags=True)
+        inv = watcher.start()
+        nfs = inv.datastore_by_name("ds-nfs")
+        assert nfs.accessible
+        assert inv.tagged("tier/gold") == (inv.datastore_by_name("ds-fast").moid,)
+        lab_vc.set_accessible("ds-nfs", False)  # an outage, not a Basil action
+        changed = poll_until(watcher, nfs.moid)
+        assert nfs.moid in changed
+        assert not watcher.inventory.datastores[nfs.moid].accessible
+        refreshed = watcher.refresh_tags()
+        assert refreshed.version == watcher.inventory.version
+        assert refreshed.tagged("tier/gold") == inv.tagged("tier/gold")
+        watcher.close()
+        lab_vc.clear_faults()

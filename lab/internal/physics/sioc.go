@@ -22,6 +22,12 @@ import (
 // outstanding IOs) uses what it can and the rest goes to the others, as mClock's work-conserving
 // scheduler does. If even the reservations alone push latency past the threshold, reservations
 // are scaled down in proportion (and unreserved disks keep a trickle of minIOPS).
+// SIOC never throttles a host's device queue below minHostWindow slots (ESXi keeps the queue
+// depth it sets at 4 or more), so when the threshold is below the latency the datastore shows
+// with every host at that minimum window (a threshold under the devices' unloaded service time,
+// say), latency settles at that floor instead and the floor's throughput is divided as above:
+// in total the hosts keep their minimum windows at the array, divided among all disks by shares
+// (a simplification: real SIOC keeps each host at 4 or more, which favours lightly shared hosts).
 // Each host's reported queue depth (datastoreMaxQueueDepth) is then its window: the IOs its disks
 // keep at the array.
 
@@ -31,6 +37,8 @@ const (
 	lambdaDecades = 9
 	// minIOPS keeps a starved disk alive, so its latency stays finite.
 	minIOPS = 1.0
+	// minHostWindow is the fewest IOs SIOC lets a host keep at a datastore.
+	minHostWindow = 4.0
 )
 
 // qosOutcome is one solve of a datastore in one write mode, with SIOC applied.
@@ -59,6 +67,7 @@ func (m *Model) qos(ds *datastore, p *problem, mode writeMode) qosOutcome {
 		return out
 	}
 	out.congested = true
+	target := max(out.threshold, minimumWindowLatency(p))
 	disks := p.disks
 	alloc := func(lambda, resScale float64) {
 		for i := range p.classes {
@@ -73,7 +82,7 @@ func (m *Model) qos(ds *datastore, p *problem, mode writeMode) qosOutcome {
 	try := func(lambda, resScale float64) (solution, bool) {
 		alloc(lambda, resScale)
 		s := p.solve(&out.sol.state)
-		return s, arrayLatency(p, &s) <= out.threshold
+		return s, arrayLatency(p, &s) <= target
 	}
 	// Reservations alone must fit under the threshold; if not, scale them down.
 	if s, ok := try(0, 1); !ok {
@@ -119,6 +128,18 @@ func (m *Model) qos(ds *datastore, p *problem, mode writeMode) qosOutcome {
 		out.hostQD[h] = min(p.hostQD[h], max(1, math.Ceil(out.hostQD[h]-1e-9)))
 	}
 	return out
+}
+
+// minimumWindowLatency is the array latency with every host held to SIOC's minimum window (or
+// its own queue depth, if smaller): the lowest latency SIOC can throttle the datastore to.
+func minimumWindowLatency(p *problem) float64 {
+	probe := *p
+	probe.hostQD = make([]float64, len(p.hostQD))
+	for h := range probe.hostQD {
+		probe.hostQD[h] = min(p.hostQD[h], minHostWindow)
+	}
+	s := probe.solve(nil)
+	return arrayLatency(&probe, &s)
 }
 
 func capsOf(p *problem) []float64 {

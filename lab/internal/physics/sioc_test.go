@@ -53,6 +53,38 @@ func TestSIOCEnforcesAllocationsUnderContention(t *testing.T) {
 	}
 }
 
+// A threshold below what the spindles deliver even lightly loaded cannot be met: SIOC throttles
+// the hosts to their minimum windows of 4 IOs in total and no further, so the datastore keeps the
+// throughput of those 8 IOs (not a trickle per disk), still divided by shares.
+func TestSIOCKeepsMinimumHostWindows(t *testing.T) {
+	iv := steady(contended(t, withSIOC(5)), 2)
+	ds := iv.Datastores["ds"]
+	if !ds.Congested {
+		t.Fatalf("datastore should be congested at a 5 ms threshold: %+v", ds)
+	}
+	if ds.DeviceLatencyMs <= 5 {
+		t.Errorf("15k spindles cannot answer random reads in 5 ms; got %.2f ms", ds.DeviceLatencyMs)
+	}
+	total, atArray := 0.0, 0.0
+	for _, name := range []string{"big", "small", "res", "lim"} {
+		total += iopsOf(iv, name)
+	}
+	for _, h := range []string{"esx-01", "esx-02"} {
+		atArray += iv.HostDatastores[HostDatastore{h, "ds"}].True.MaxQueueDepth
+	}
+	// Reported windows are whole slots (rounded up per host): 8 IOs in total, maybe 9.
+	if atArray < 2*minHostWindow || atArray > 2*minHostWindow+1 {
+		t.Errorf("the hosts should keep their minimum windows (8 IOs) at the array, got %g", atArray)
+	}
+	// Little's law at the array: those IOs complete at about windows / latency.
+	if want := 2 * minHostWindow / ds.DeviceLatencyMs * 1000; total < 0.8*want {
+		t.Errorf("throughput %.0f IOPS is far below the %.0f the minimum windows sustain", total, want)
+	}
+	if big, small := iopsOf(iv, "big"), iopsOf(iv, "small"); math.Abs(big/small-4) > 0.2 {
+		t.Errorf("shares 4000:1000 should still give 4:1 at the floor, got %.0f:%.0f", big, small)
+	}
+}
+
 func TestSIOCDoesNothingBelowThreshold(t *testing.T) {
 	without := steady(contended(t), 2)
 	with := steady(contended(t, withSIOC(100)), 2)

@@ -93,6 +93,7 @@ func (l *Lab) advance(t time.Time) {
 		if len(cancelled) > 0 || len(l.relocs.queue) > 0 {
 			// Queued relocations may start now (a cancelled one may have freed slots).
 			var fx effects
+			l.relocs.dropCancelled(cancelled, &fx)
 			l.relocs.startQueued(minTime(t, nb), cancelled, &fx)
 			l.mu.Unlock()
 			l.carryOut(&fx)

@@ -134,6 +134,11 @@ func maxQueryMetricsFault() *soap.Fault {
 // ones too when the lab is told to.
 func (p *PerformanceManager) QueryPerf(ctx *simulator.Context, req *types.QueryPerf) soap.HasFault {
 	l := p.lab
+	for i, qs := range req.QuerySpec {
+		if _, ours := l.entityMetrics(qs.Entity); ours && !isRealtime(qs.IntervalId) && !historicalIntervals[qs.IntervalId] {
+			return &methods.QueryPerfBody{Fault_: invalidInterval(fmt.Sprintf("querySpec[%d].intervalId", i))}
+		}
+	}
 	if limit := l.maxQueryMetrics.Load(); limit >= 0 {
 		count := 0
 		for _, qs := range req.QuerySpec {

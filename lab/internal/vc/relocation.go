@@ -414,6 +414,23 @@ func (r *relocator) fire(t time.Time, cancelled map[*labTask]bool, fx *effects) 
 	r.startQueued(t, cancelled, fx)
 }
 
+// dropCancelled stops the running relocations whose task a client cancelled. Called with l.mu held.
+func (r *relocator) dropCancelled(cancelled map[*labTask]bool, fx *effects) {
+	if len(cancelled) == 0 {
+		return
+	}
+	kept := r.running[:0]
+	for _, rel := range r.running {
+		if cancelled[rel.task] {
+			r.release(rel)
+			fx.aborted = append(fx.aborted, rel)
+			continue
+		}
+		kept = append(kept, rel)
+	}
+	r.running = kept
+}
+
 // release frees a relocation's slots, reservations and copy load without moving anything.
 func (r *relocator) release(rel *relocation) {
 	r.stopSegment(rel)

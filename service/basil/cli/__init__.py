@@ -43,7 +43,7 @@ from basil.cli.config import config_group  # noqa: E402
 from basil.cli.db import db_group, token_group  # noqa: E402
 from basil.cli.recommend import model, place, recommend  # noqa: E402
 from basil.cli.srp import srp  # noqa: E402
-from basil.cli.vcenter import vcenter as _vcenter  # noqa: E402
+from basil.cli.vcenter import vcenter  # noqa: E402
 
-for _command in (recommend, place, model, srp, config_group, db_group, token_group, _vcenter):
+for _command in (recommend, place, model, srp, vcenter, config_group, db_group, token_group):
     main.add_command(_command)

@@ -390,6 +390,21 @@ class VCenterConnection:
         return self._stub
 
     @property
+    def soap_adapter(self) -> Any:
+        """The underlying pyVmomi SoapStubAdapter (its pool and TLS rules), for raw requests.
+
+        Calls made on it directly are neither retried nor re-logged-in: a caller must fall back to
+        the managed objects of :attr:`content` for anything but a plain success.
+        """
+        if self._soap is None:
+            raise VCenterConnectionError(f"not connected to {self.params.server}")
+        return self._soap
+
+    def count_request(self) -> None:
+        """Count a request sent outside the stub (see :attr:`soap_adapter`)."""
+        self._count_request()
+
+    @property
     def requests_made(self) -> int:
         """SOAP requests sent so far (including retries and logins)."""
         return self._requests
