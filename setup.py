@@ -24,8 +24,13 @@ setup(
         # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
         "pyvmomi>=8.0.3,<10",
         "vmware-vcenter>=8.0.3,<10",
-        # Web: the plugin's assets are served by a Flask blueprint (basil.api.plugin_assets).
+        # The web layer: Flask app served by cheroot in the service process, self-signed TLS, metrics.
         "Flask>=3.0,<4",
+        "cheroot>=10,<12",
+        "cryptography>=42",
+        "prometheus-client>=0.20,<1",
+        # The one in-process scheduler of the service (basil.app.jobs); 3.x has the SQLAlchemy job store.
+        "APScheduler>=3.10,<4",
     ],
     extras_require={
         "test": [
@@ -34,6 +39,7 @@ setup(
             # The lab's tests talk to it as the service will: pyVmomi for SOAP, requests for REST.
             "pyvmomi>=8.0.1,<10",
             "requests>=2.31,<3",
+            "openapi-spec-validator>=0.7,<1",
             # The plugin's end-to-end tests drive Debian's chromium (never a downloaded browser).
             "playwright>=1.50,<2",
         ],

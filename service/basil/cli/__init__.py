@@ -47,3 +47,6 @@ from basil.cli.vcenter import vcenter  # noqa: E402
 
 for _command in (recommend, place, model, srp, vcenter, config_group, db_group, token_group):
     main.add_command(_command)
+from basil.cli.serve import serve  # noqa: E402
+
+main.add_command(serve)

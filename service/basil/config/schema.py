@@ -388,9 +388,17 @@ class ServerConfig:
     listen: str = "127.0.0.1:8443"
     public_url: str = ""
     tls: ServerTLSConfig = field(default_factory=ServerTLSConfig)
+    # Plain HTTP instead of HTTPS: only when asked for, and warned about at every start.
+    plain_http: bool = False
+    # Worker threads of the WSGI server: requests served at once.
+    threads: int = 16
+    # How long a stopping server lets running requests finish before closing their connections.
+    shutdown_grace_s: int = 30
 
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
+        found += _number(self.threads, f"{path}.threads", low=1, high=512)
+        found += _number(self.shutdown_grace_s, f"{path}.shutdown_grace_s", low=0, high=3600)
         try:
             _, port = host_port(self.listen)
             if port is None:
@@ -415,9 +423,18 @@ class AuthConfig:
     anonymous_read: bool = False
     # A verified token is trusted this long before its hash is checked again (revocation still applies).
     token_cache_s: int = 60
+    # vCenter users (as vCenter names them, e.g. VSPHERE.LOCAL\\jane) given a role outright; others get
+    # theirs from their vCenter privileges, at most vcenter_session_role.
+    vcenter_roles: dict[str, Role] = field(default_factory=dict)
+    # A validated vCenter session is trusted this long (keyed by a hash of the token, never the token).
+    vcenter_session_cache_s: int = 300
 
     def problems(self, path: str) -> list[Problem]:
         found = _number(self.token_cache_s, f"{path}.token_cache_s", low=0, high=3600)
+        found += _number(self.vcenter_session_cache_s, f"{path}.vcenter_session_cache_s", low=0, high=3600)
+        for user in self.vcenter_roles:
+            if not user.strip():
+                found.append(Problem(f"{path}.vcenter_roles", "a user name must not be empty"))
         if not self.api_tokens and not self.vcenter_sessions:
             found.append(
                 Problem(path, "turn on api_tokens or vcenter_sessions, or nobody can change anything")

@@ -141,3 +141,9 @@ def revoke_token(session: Session, name: str, *, now: datetime | None = None) ->
         row.revoked_at = now or datetime.now(UTC)
         session.flush()
     return _info(row)
+
+
+def token_status(session: Session, lookup_id: str) -> TokenInfo | None:
+    """The current info of the token with *lookup_id* (no digest work): for re-checking a cached token."""
+    row = session.execute(select(ApiTokenRow).where(ApiTokenRow.lookup_id == lookup_id)).scalar_one_or_none()
+    return None if row is None else _info(row)

@@ -1,0 +1,572 @@
+"""The JSON Schemas of the API's bodies and answers (OpenAPI 3.1 uses JSON Schema 2020-12 as is).
+
+Request schemas are strict (``additionalProperties: false``) because :mod:`basil.api.validation`
+enforces them: a misspelt field is an error, not silently ignored. Answer schemas list what the
+contract (API-CONTRACT.md) promises and stay open to added fields, so the service can grow them.
+Component schemas are referred to as ``{"$ref": "#/components/schemas/Name"}`` via :func:`ref`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def array(items: Schema) -> Schema:
+    return {"type": "array", "items": items}
+
+
+def nullable(kind: str | list[str], **more: Any) -> Schema:
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    return {"type": [*kinds, "null"], **more}
+
+
+NUMBER = {"type": "number"}
+INTEGER = {"type": "integer"}
+STRING = {"type": "string"}
+BOOLEAN = {"type": "boolean"}
+TIME = {"type": "string", "format": "date-time"}
+N_NUMBER = nullable("number")
+N_STRING = nullable("string")
+N_TIME = nullable("string", format="date-time")
+OBJECT: Schema = {"type": "object"}
+
+ROLES = ["viewer", "operator", "admin"]
+PLAN_STATES = ["proposed", "approved", "running", "succeeded", "failed", "cancelled"]
+MOVE_STATES = ["pending", "running", "succeeded", "failed", "skipped", "cancelled"]
+
+# --- answers ---------------------------------------------------------------------------------------
+
+ERROR: Schema = {
+    "type": "object",
+    "required": ["error", "message"],
+    "properties": {
+        "error": {
+            "type": "string",
+            "description": "machine-readable code (invalid, not_found, conflict, ...)",
+        },
+        "message": STRING,
+        "problems": array(
+            {
+                "type": "object",
+                "required": ["field", "message"],
+                "properties": {"field": STRING, "message": STRING},
+            }
+        ),
+        "fault": {"type": "string", "description": "vCenter's fault type, for vCenter errors"},
+    },
+}
+
+HEALTH: Schema = {
+    "type": "object",
+    "required": ["status", "version"],
+    "properties": {
+        "status": {"type": "string", "description": "ok, degraded or down"},
+        "version": STRING,
+        "scheduler": {"type": ["string", "object", "boolean", "null"]},
+        "store": {"type": ["string", "object", "boolean", "null"]},
+        "vcenters": array(
+            {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": STRING, "connected": BOOLEAN, "last_collection": N_TIME},
+            }
+        ),
+    },
+}
+
+VCENTER: Schema = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": STRING,
+        "server": STRING,
+        "connected": BOOLEAN,
+        "instance_uuid": N_STRING,
+        "last_collection": N_TIME,
+        "message": N_STRING,
+    },
+}
+
+DATASTORE_MODEL: Schema = {
+    "type": "object",
+    "properties": {
+        "status": STRING,
+        "P": N_NUMBER,
+        "slope_ms_per_oio": N_NUMBER,
+        "intercept_ms": N_NUMBER,
+        "r2": N_NUMBER,
+        "points_used": nullable("integer"),
+        "fitted_at": N_TIME,
+    },
+}
+
+DATASTORE_SUMMARY: Schema = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {
+        "id": STRING,
+        "name": STRING,
+        "pod": N_STRING,
+        "capacity_gb": N_NUMBER,
+        "free_gb": N_NUMBER,
+        "maintenance": nullable("boolean"),
+        "accessible": nullable("boolean"),
+        "P": N_NUMBER,
+        "model_status": N_STRING,
+        "load_sum_L": N_NUMBER,
+        "normalized_load": N_NUMBER,
+        "latency_ms": N_NUMBER,
+        "read_iops": N_NUMBER,
+        "write_iops": N_NUMBER,
+        "iops": N_NUMBER,
+    },
+}
+
+DATASTORE: Schema = {
+    "allOf": [ref("DatastoreSummary"), {"type": "object", "properties": {"model": ref("DatastoreModel")}}]
+}
+
+MOVE: Schema = {
+    "type": "object",
+    "required": ["disk", "to"],
+    "properties": {
+        "id": {"type": ["integer", "string"]},
+        "disk": STRING,
+        "vm": N_STRING,
+        "vm_id": N_STRING,
+        "from": N_STRING,
+        "to": STRING,
+        "size_gb": N_NUMBER,
+        "reason_code": N_STRING,
+        "reason": N_STRING,
+        "from_N_before": N_NUMBER,
+        "from_N_after": N_NUMBER,
+        "to_N_before": N_NUMBER,
+        "to_N_after": N_NUMBER,
+        "imbalance_before": N_NUMBER,
+        "imbalance_after": N_NUMBER,
+        "state": N_STRING,
+        "progress": N_NUMBER,
+        "task": N_STRING,
+        "message": N_STRING,
+    },
+}
+
+POD: Schema = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": STRING,
+        "vcenter": N_STRING,
+        "mode": STRING,
+        "imbalance": N_NUMBER,
+        "threshold": N_NUMBER,
+        "storage_pod": N_STRING,
+        "datastores": array(ref("DatastoreSummary")),
+        "pending_moves": {"type": ["integer", "array", "null"]},
+        "recent_moves": array(ref("Move")),
+        "last_recommendation": {"type": ["object", "string", "null"]},
+    },
+}
+
+POD_HISTORY: Schema = {
+    "type": "object",
+    "properties": {
+        "pod": STRING,
+        "imbalance": array({"type": "object", "properties": {"t": TIME, "value": N_NUMBER}}),
+        "datastores": array(
+            {
+                "type": "object",
+                "properties": {
+                    "id": STRING,
+                    "name": STRING,
+                    "points": array({"type": "object", "properties": {"t": TIME, "N": N_NUMBER}}),
+                },
+            }
+        ),
+    },
+}
+
+MODEL_POINT: Schema = {
+    "type": "object",
+    "required": ["oio", "latency_ms"],
+    "properties": {"oio": NUMBER, "latency_ms": NUMBER, "t": TIME},
+}
+
+LOAD_POINT: Schema = {
+    "type": "object",
+    "required": ["t"],
+    "properties": {"t": TIME, "N": N_NUMBER, "latency_ms": N_NUMBER, "iops": N_NUMBER},
+}
+
+QOS: Schema = {
+    "type": "object",
+    "properties": {
+        "reservation": N_NUMBER,
+        "limit": {"type": ["number", "null"], "description": "-1 means unlimited"},
+        "shares": N_NUMBER,
+        "entitlement": N_NUMBER,
+        "demand": N_NUMBER,
+    },
+}
+
+DISK_DETAIL: Schema = {
+    "type": "object",
+    "required": ["id"],
+    "properties": {
+        "id": STRING,
+        "instance": N_STRING,
+        "label": N_STRING,
+        "datastore": N_STRING,
+        "datastore_name": N_STRING,
+        "size_gb": N_NUMBER,
+        "pool": N_STRING,
+        "model": {"type": ["object", "null"]},
+        "srp": {"anyOf": [ref("Qos"), {"type": "null"}]},
+    },
+}
+
+VM: Schema = {
+    "type": "object",
+    "required": ["id", "disks"],
+    "properties": {
+        "id": STRING,
+        "name": STRING,
+        "host": N_STRING,
+        "power_state": N_STRING,
+        "pools": array(
+            {"type": "object", "properties": {"pool_tree": STRING, "datastore": N_STRING}},
+        ),
+        "disks": array(ref("DiskDetail")),
+    },
+}
+
+WORKLOAD_POINT: Schema = {
+    "type": "object",
+    "properties": {
+        "t": TIME,
+        "oio": N_NUMBER,
+        "io_size_kb": N_NUMBER,
+        "read_pct": N_NUMBER,
+        "random_pct": N_NUMBER,
+        "L": N_NUMBER,
+    },
+}
+
+DISK_MODEL: Schema = {
+    "type": "object",
+    "properties": {
+        "disk": STRING,
+        "points": array(ref("WorkloadPoint")),
+        "p90": array(ref("WorkloadPoint")),
+        "current": {"anyOf": [ref("WorkloadPoint"), {"type": "null"}]},
+    },
+}
+
+LOAD_STATE: Schema = {
+    "type": "object",
+    "properties": {
+        "imbalance": N_NUMBER,
+        "normalized_load": {"type": ["object", "array", "null"]},
+    },
+}
+
+RECOMMENDATION: Schema = {
+    "type": "object",
+    "required": ["id", "moves"],
+    "properties": {
+        "id": {"type": ["integer", "string"]},
+        "pod": STRING,
+        "created_at": TIME,
+        "before": ref("LoadState"),
+        "after": ref("LoadState"),
+        "moves": array(ref("Move")),
+    },
+}
+
+PLAN: Schema = {
+    "type": "object",
+    "required": ["id", "state", "moves"],
+    "properties": {
+        "id": {"type": ["integer", "string"]},
+        "pod": N_STRING,
+        "state": {"type": "string", "enum": PLAN_STATES},
+        "created_at": TIME,
+        "updated_at": N_TIME,
+        "recommendation_id": {"type": ["integer", "string", "null"]},
+        "progress": N_NUMBER,
+        "moves": array(ref("Move")),
+    },
+}
+
+PLACEMENT_RESULT: Schema = {
+    "type": "object",
+    "properties": {
+        "pod": STRING,
+        "ranked": array(OBJECT),
+        "excluded": array(OBJECT),
+    },
+}
+
+POOL_TREE: Schema = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": STRING,
+        "datastore": N_STRING,
+        "version": INTEGER,
+        "root": {"type": ["object", "null"]},
+        "pools": {"type": ["array", "object", "null"]},
+    },
+}
+
+POOL_PROBLEMS: Schema = {
+    "type": "object",
+    "required": ["valid", "problems"],
+    "properties": {
+        "valid": BOOLEAN,
+        "problems": ERROR["properties"]["problems"],
+    },
+}
+
+ENTITLEMENTS: Schema = {
+    "type": "object",
+    "properties": {
+        "pool": STRING,
+        "datastore": N_STRING,
+        "array_iops": N_NUMBER,
+        "vms": array(OBJECT),
+        "hosts": array({"type": "object", "properties": {"host": STRING, "queue_depth": N_NUMBER}}),
+    },
+}
+
+JOB: Schema = {
+    "type": "object",
+    "required": ["id"],
+    "properties": {
+        "id": STRING,
+        "name": N_STRING,
+        "trigger": N_STRING,
+        "next_run": N_TIME,
+        "last_run": {
+            "type": ["object", "null"],
+            "properties": {
+                "started": N_TIME,
+                "finished": N_TIME,
+                "outcome": N_STRING,
+                "message": N_STRING,
+            },
+        },
+    },
+}
+
+REBALANCE_WINDOW: Schema = {
+    "type": "object",
+    "properties": {
+        "cron": STRING,
+        "timezone": STRING,
+        "duration": STRING,
+        "max_moves": INTEGER,
+        "max_gb": NUMBER,
+        "enabled": BOOLEAN,
+        "next_window": {"type": ["object", "array", "string", "null"]},
+    },
+}
+
+SCHEDULES: Schema = {
+    "type": "object",
+    "properties": {
+        "rebalance": ref("RebalanceWindow"),
+        "jobs": array(OBJECT),
+        "pods": {
+            "type": "object",
+            "description": "per pod name: its mode and rebalance window",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {"mode": STRING, "rebalance": ref("RebalanceWindow")},
+            },
+        },
+    },
+}
+
+AUDIT_ENTRY: Schema = {
+    "type": "object",
+    "required": ["at", "who", "action", "outcome"],
+    "properties": {
+        "id": INTEGER,
+        "at": TIME,
+        "who": STRING,
+        "via": STRING,
+        "action": STRING,
+        "target": STRING,
+        "from": STRING,
+        "outcome": STRING,
+        "message": STRING,
+        "detail": OBJECT,
+    },
+}
+
+TOKEN_INFO: Schema = {
+    "type": "object",
+    "required": ["name", "role", "active"],
+    "properties": {
+        "name": STRING,
+        "role": {"type": "string", "enum": ROLES},
+        "id": STRING,
+        "active": BOOLEAN,
+        "created_at": TIME,
+        "created_by": STRING,
+        "expires_at": N_TIME,
+        "last_used_at": N_TIME,
+        "revoked_at": N_TIME,
+    },
+}
+
+NEW_TOKEN: Schema = {
+    "allOf": [
+        ref("TokenInfo"),
+        {
+            "type": "object",
+            "required": ["token"],
+            "properties": {"token": {"type": "string", "description": "shown once; Basil keeps only a hash"}},
+        },
+    ]
+}
+
+ME: Schema = {
+    "type": "object",
+    "required": ["name", "role", "via"],
+    "properties": {"name": STRING, "role": {"type": "string", "enum": ROLES}, "via": STRING},
+}
+
+# --- requests (strict) -----------------------------------------------------------------------------
+
+_ID = {"type": "string", "minLength": 1, "maxLength": 200}
+
+CREATE_PLAN: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "recommendation_id": {"type": ["integer", "string"]},
+        "pod": {"type": "string", "minLength": 1, "maxLength": 63},
+        "moves": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["disk", "to"],
+                "properties": {"disk": _ID, "to": _ID},
+            },
+        },
+    },
+    "oneOf": [{"required": ["recommendation_id"]}, {"required": ["pod", "moves"]}],
+}
+
+PLACEMENT_REQUEST: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["pod", "size_gb", "oio", "io_size_kb", "read_pct", "random_pct"],
+    "properties": {
+        "pod": {"type": "string", "minLength": 1, "maxLength": 63},
+        "size_gb": {"type": "number", "exclusiveMinimum": 0},
+        "oio": {"type": "number", "minimum": 0},
+        "io_size_kb": {"type": "number", "exclusiveMinimum": 0, "maximum": 4096},
+        "read_pct": {"type": "number", "minimum": 0, "maximum": 100},
+        "random_pct": {"type": "number", "minimum": 0, "maximum": 100},
+        "vm": _ID,
+        "hosts": {"type": "array", "items": _ID, "maxItems": 1000},
+    },
+}
+
+POOL_DOCUMENT: Schema = {
+    "type": "object",
+    "description": "a pool tree as `basil srp` reads it; checked in full by the SRP validation",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 63},
+        "version": {"type": "integer", "minimum": 0},
+    },
+}
+
+POOL_REPLACE: Schema = {
+    "type": "object",
+    "description": "a pool tree with the version it replaces (409 if another change came first)",
+    "required": ["name", "version"],
+    "properties": POOL_DOCUMENT["properties"],
+}
+
+REBALANCE_REQUEST: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "minProperties": 1,
+    "properties": {
+        "enabled": BOOLEAN,
+        "cron": {"type": "string", "minLength": 1, "maxLength": 200},
+        "timezone": {"type": "string", "minLength": 1, "maxLength": 64},
+        "duration": {"type": "string", "minLength": 1, "maxLength": 32},
+        "max_moves": {"type": "integer", "minimum": 0},
+        "max_gb": {"type": "number", "minimum": 0},
+    },
+}
+
+CREATE_TOKEN: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "role"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"},
+        "role": {"type": "string", "enum": ROLES},
+        "expires_in": {
+            "type": "string",
+            "pattern": "^([0-9]+(\\.[0-9]+)?[wdhms])+$",
+            "description": "e.g. 90d, 12h",
+        },
+    },
+}
+
+COMPONENTS: dict[str, Schema] = {
+    "Error": ERROR,
+    "Health": HEALTH,
+    "VCenter": VCENTER,
+    "DatastoreModel": DATASTORE_MODEL,
+    "DatastoreSummary": DATASTORE_SUMMARY,
+    "Datastore": DATASTORE,
+    "Move": MOVE,
+    "Pod": POD,
+    "PodHistory": POD_HISTORY,
+    "ModelPoint": MODEL_POINT,
+    "LoadPoint": LOAD_POINT,
+    "Qos": QOS,
+    "DiskDetail": DISK_DETAIL,
+    "VM": VM,
+    "WorkloadPoint": WORKLOAD_POINT,
+    "DiskModel": DISK_MODEL,
+    "LoadState": LOAD_STATE,
+    "Recommendation": RECOMMENDATION,
+    "Plan": PLAN,
+    "PlacementResult": PLACEMENT_RESULT,
+    "PoolTree": POOL_TREE,
+    "PoolProblems": POOL_PROBLEMS,
+    "Entitlements": ENTITLEMENTS,
+    "Job": JOB,
+    "RebalanceWindow": REBALANCE_WINDOW,
+    "Schedules": SCHEDULES,
+    "AuditEntry": AUDIT_ENTRY,
+    "TokenInfo": TOKEN_INFO,
+    "NewToken": NEW_TOKEN,
+    "Me": ME,
+    "CreatePlan": CREATE_PLAN,
+    "PlacementRequest": PLACEMENT_REQUEST,
+    "PoolDocument": POOL_DOCUMENT,
+    "PoolReplace": POOL_REPLACE,
+    "RebalanceRequest": REBALANCE_REQUEST,
+    "CreateToken": CREATE_TOKEN,
+}

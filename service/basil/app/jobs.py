@@ -1,0 +1,153 @@
+"""Every scheduled job of the service, registered in this one module: one APScheduler 3 scheduler per process.
+
+The scheduler is a ``BackgroundScheduler`` whose job store is the store's own ``apscheduler_jobs``
+table (created by the store's migration, so APScheduler never creates schema). Each job has an
+explicit id and ``replace_existing=True``, coalesces missed runs into one, tolerates a late start
+(misfire grace) and never runs twice at once (``max_instances=1``). What a job does lives in the
+service (:meth:`basil.app.service.Service.run_job`), which records each run in the store; the
+scheduler only holds a picklable reference to :func:`run` and the job's id.
+
+APScheduler 3 cannot share a job store between processes: only the process that serves the API
+runs a scheduler (``basil serve``), never a second one beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from basil.config import BasilConfig
+from basil.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    id: str
+    name: str
+    description: str
+
+
+JOBS: Mapping[str, JobSpec] = {
+    spec.id: spec
+    for spec in (
+        JobSpec(
+            "collect",
+            "Collect performance samples",
+            "real-time (20 s) samples of every disk and host-datastore",
+        ),
+        JobSpec(
+            "inventory", "Refresh the inventory", "tags re-read; a snapshot kept when the inventory changed"
+        ),
+        JobSpec(
+            "model", "Fit models", "workload model per disk (BASIL §3) and device model per datastore (§4)"
+        ),
+        JobSpec("recommend", "Recommend moves", "one balancing round per pod (BASIL §5)"),
+        JobSpec("srp", "SRP control loop", "demand, divvy and per-disk IO allocation per pool tree"),
+        JobSpec("maintenance", "Roll up and prune", "5-minute and hourly rollups, retention"),
+        JobSpec(
+            "rebalance", "Rebalance window", "applies the approved (or, in automatic pods, a fresh) plan"
+        ),
+    )
+}
+
+
+class JobHost(Protocol):
+    """What the scheduled jobs call: the service of this process."""
+
+    def run_job(self, job_id: str) -> Any: ...
+
+
+_host: JobHost | None = None
+
+
+def set_host(host: JobHost | None) -> None:
+    """The service whose jobs this process's scheduler runs (one per process)."""
+    global _host  # noqa: PLW0603 - APScheduler stores a module-level reference, so the target must be one
+    _host = host
+
+
+def run(job_id: str) -> None:
+    """The callable every scheduled job points at (stored in the job table as ``basil.app.jobs:run``)."""
+    host = _host
+    if host is None:
+        log.warning("job %s fired with no service in this process; ignored", job_id)
+        return
+    host.run_job(job_id)
+
+
+def triggers(config: BasilConfig) -> dict[str, Any]:
+    """The trigger of every job the configuration turns on, by job id."""
+    s = config.schedules
+    found: dict[str, Any] = {
+        "collect": IntervalTrigger(seconds=s.collect_s),
+        "inventory": IntervalTrigger(seconds=s.inventory_s),
+        "model": IntervalTrigger(seconds=s.model_s),
+        "recommend": IntervalTrigger(seconds=s.recommend_s),
+        "maintenance": IntervalTrigger(seconds=s.maintenance_s),
+    }
+    if config.srp.enabled:
+        found["srp"] = IntervalTrigger(seconds=s.srp_s)
+    rb = s.rebalance
+    if rb.enabled:
+        # Day names, not numbers: APScheduler counts weekdays from Monday, cron from Sunday.
+        found["rebalance"] = CronTrigger(**rb.expression().apscheduler_fields(), timezone=rb.zone())
+    return found
+
+
+def misfire_grace(config: BasilConfig, job_id: str) -> int:
+    """How late a run may still start: the window's length for the rebalance window, else one period."""
+    s = config.schedules
+    if job_id == "rebalance":
+        return max(60, int(s.rebalance.duration / timedelta(seconds=1)))
+    period = {
+        "collect": s.collect_s,
+        "inventory": s.inventory_s,
+        "model": s.model_s,
+        "recommend": s.recommend_s,
+        "srp": s.srp_s,
+        "maintenance": s.maintenance_s,
+    }[job_id]
+    return max(5, int(period))
+
+
+def build_scheduler(store: Store, workers: int = 6) -> BackgroundScheduler:
+    """The process's scheduler over the store's job table (not started)."""
+    return BackgroundScheduler(
+        jobstores={"default": SQLAlchemyJobStore(engine=store.engine, tablename="apscheduler_jobs")},
+        executors={"default": ThreadPoolExecutor(max_workers=workers)},
+        job_defaults={"coalesce": True, "max_instances": 1},
+        timezone="UTC",
+    )
+
+
+def register_jobs(scheduler: BackgroundScheduler, config: BasilConfig) -> list[str]:
+    """Add (or replace) every configured job by its explicit id; remove jobs the configuration turned off."""
+    wanted = triggers(config)
+    for job in scheduler.get_jobs():
+        if job.id not in wanted:
+            scheduler.remove_job(job.id)
+    for job_id, trigger in wanted.items():
+        spec = JOBS[job_id]
+        scheduler.add_job(
+            run,
+            trigger=trigger,
+            args=[job_id],
+            id=job_id,
+            name=spec.name,
+            replace_existing=True,
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=misfire_grace(config, job_id),
+        )
+    return sorted(wanted)

@@ -1,0 +1,449 @@
+"""Plans and their executor: moves from a recommendation or given by hand, approved, then applied safely.
+
+The store's state machine (:mod:`basil.store.plans`) is the truth. The executor:
+
+- marks a move ``running`` in its own committed transaction before it asks vCenter for anything, so
+  after a crash :func:`basil.store.plans.resumable_plans` finds it;
+- before each move, reads the disk's datastore and the VM's running tasks fresh from vCenter: a disk
+  already on its target is recorded as moved without moving it again, a relocation left running by
+  a stopped service is waited for instead of being started a second time, and a disk that is no
+  longer where the plan expected it is skipped;
+- runs the Storage vMotion through the adapter's :class:`~basil.vcenter.actuator.Actuator` (dry run,
+  pre- and post-checks, vSphere's concurrency limits), recording progress, the task and vCenter's
+  message;
+- starts no move once the plan's deadline (the end of its rebalance window) has passed, once the
+  plan or the window has spent its budget of moves or GB, once the plan is being cancelled, or
+  once the service is stopping (the plan then stays ``running`` and resumes at the next start);
+- after a failed move goes on or stops, as the plan's ``on_move_failure`` says.
+
+Moves of one plan run one after another. The service runs at most two plans at once, so however
+plans overlap, no host ever has more than vSphere's two concurrent Storage vMotions (and no
+datastore more than eight).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+
+from basil.app.actor import Actor
+from basil.app.ids import IdSpace
+from basil.app.pods import ResolvedPod
+from basil.app.vcenters import VCenterLink
+from basil.errors import BasilError, ConflictError, NotFoundError, Problem, VCenterError, raise_if_problems
+from basil.store import Store
+from basil.store import plans as plan_store
+from basil.store.plans import Move, MoveSpec, Plan
+from basil.store.recommendations import get_recommendation, mark_planned, open_recommendations
+from basil.vcenter.actions import Action, RelocateDisk, TaskOutcome
+from basil.vcenter.actuator import ActuatorParams
+from basil.vcenter.connection import VCenterConnection
+from basil.vcenter.tasks import active_relocations, disk_locations, wait_for_task
+from basil.vcenter.types import Inventory
+
+log = logging.getLogger(__name__)
+
+GB = 2**30
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- creating plans -------------------------------------------------------------------------------
+
+
+def create_plan_from_round(
+    store: Store,
+    round_id: str,
+    actor: Actor,
+    *,
+    on_move_failure: str = "continue",
+    source: str = "recommendation",
+) -> Plan:
+    """A proposed plan of every open recommendation of one round (they become ``planned``)."""
+    with store.session() as session:
+        recs = [r for r in open_recommendations(session) if r.round_id == round_id]
+        if not recs:
+            raise NotFoundError(
+                f"recommendation {round_id} has no open moves (superseded, planned or unknown)"
+            )
+        pod = recs[0].pod
+        moves = [
+            MoveSpec(
+                vcenter=r.spec.vcenter,
+                vm=r.spec.vm,
+                disk_key=r.spec.disk_key,
+                source_datastore=r.spec.source_datastore,
+                target_datastore=r.spec.target_datastore,
+                size_bytes=r.spec.size_bytes,
+                vm_name=r.spec.vm_name,
+                instance=r.spec.instance,
+                recommendation_id=r.id,
+            )
+            for r in sorted(recs, key=lambda r: (int(r.spec.predicted.get("move", 0)), r.id))
+        ]
+        plan = plan_store.create_plan(
+            session,
+            pod,
+            recs[0].spec.vcenter,
+            moves,
+            created_by=actor.name,
+            source=source,
+            on_move_failure=on_move_failure,
+            message=f"from recommendation {round_id}",
+        )
+        mark_planned(session, [r.id for r in recs], plan.id)
+        return plan_store.get_plan(session, plan.id)
+
+
+def resolve_round_id(store: Store, recommendation_id: str | int) -> str:
+    """A round id from what a client sends: the round's id, or the id of one of its moves."""
+    text = str(recommendation_id)
+    if text.isdigit():
+        with store.read_session() as session:
+            return get_recommendation(session, int(text)).round_id
+    return text
+
+
+def moves_from_request(  # noqa: PLR0912, PLR0915 - one check per field, every problem reported together
+    moves: Sequence[object], pod: ResolvedPod, inventory: Inventory, ids: IdSpace
+) -> list[MoveSpec]:
+    """Explicit moves ``[{disk, to}]`` checked against the pod and the inventory; every problem at once."""
+    problems: list[Problem] = []
+    specs: list[MoveSpec] = []
+    by_name = {ds.name: ds.moid for ds in inventory.datastores.values()}
+    if not moves:
+        problems.append(Problem("moves", "must list at least one move"))
+    for i, raw in enumerate(moves):
+        at = f"moves[{i}]"
+        if not isinstance(raw, Mapping):
+            problems.append(Problem(at, "must be an object with disk and to"))
+            continue
+        unknown = sorted(set(raw) - {"disk", "to"})
+        if unknown:
+            problems.append(Problem(at, f"unknown field(s) {', '.join(unknown)} (expected disk, to)"))
+        disk_text, to_text = raw.get("disk"), raw.get("to")
+        vm = disk = target = None
+        if not isinstance(disk_text, str) or not disk_text:
+            problems.append(Problem(f"{at}.disk", "must be a disk id like vm-17:scsi0:1"))
+        else:
+            try:
+                vc, vm_moid, instance = ids.parse_disk(disk_text)
+                vm = inventory.vms.get(vm_moid) if vc == pod.vcenter else None
+                if vm is None:
+                    problems.append(Problem(f"{at}.disk", f"no VM {vm_moid} in pod {pod.name}'s vCenter"))
+                else:
+                    disk = next((d for d in vm.disks if d.instance == instance), None)
+                    if disk is None:
+                        problems.append(Problem(f"{at}.disk", f"VM {vm.name} has no disk {instance}"))
+                    elif disk.datastore not in pod.datastores:
+                        problems.append(
+                            Problem(f"{at}.disk", f"disk is on {disk.datastore}, outside pod {pod.name}")
+                        )
+            except NotFoundError as err:
+                problems.append(Problem(f"{at}.disk", err.message))
+        if not isinstance(to_text, str) or not to_text:
+            problems.append(Problem(f"{at}.to", "must be a datastore id or name"))
+        else:
+            try:
+                vc, moid = ids.parse_object(to_text, "datastore")
+                target = moid if moid in inventory.datastores else by_name.get(moid)
+                if target is None or vc != pod.vcenter:
+                    problems.append(Problem(f"{at}.to", f"no datastore {to_text!r}"))
+                    target = None
+                elif target not in pod.datastores:
+                    problems.append(Problem(f"{at}.to", f"datastore {to_text} is not in pod {pod.name}"))
+                    target = None
+            except NotFoundError as err:
+                problems.append(Problem(f"{at}.to", err.message))
+        if vm is not None and disk is not None and target is not None:
+            if disk.datastore == target:
+                problems.append(Problem(f"{at}.to", "the disk is already on that datastore"))
+            else:
+                specs.append(
+                    MoveSpec(
+                        pod.vcenter,
+                        vm.moid,
+                        disk.key,
+                        disk.datastore,
+                        target,
+                        disk.capacity_bytes,
+                        vm_name=vm.name,
+                        instance=disk.instance,
+                    )
+                )
+    raise_if_problems(problems, "plan")
+    return specs
+
+
+# --- executing plans ------------------------------------------------------------------------------
+
+
+@dataclass
+class Budget:
+    """What a run may still spend: moves and GB (None: no limit)."""
+
+    moves: int | None = None
+    gb: float | None = None
+
+    def allows(self, size_bytes: int) -> str:
+        """Why a move of *size_bytes* does not fit ('' when it does)."""
+        if self.moves is not None and self.moves < 1:
+            return "budget of moves spent"
+        if self.gb is not None and size_bytes / GB > self.gb + 1e-9:
+            return f"budget of GB spent ({self.gb:.1f} GB left, the move copies {size_bytes / GB:.1f} GB)"
+        return ""
+
+    def spend(self, size_bytes: int) -> None:
+        if self.moves is not None:
+            self.moves -= 1
+        if self.gb is not None:
+            self.gb -= size_bytes / GB
+
+
+@dataclass
+class _Both:
+    """The plan's own budget and the window's, both checked and both spent."""
+
+    plan: Budget
+    window: Budget
+
+    def allows(self, size_bytes: int) -> str:
+        return self.plan.allows(size_bytes) or self.window.allows(size_bytes)
+
+    def spend(self, size_bytes: int) -> None:
+        self.plan.spend(size_bytes)
+        self.window.spend(size_bytes)
+
+
+def _wait(conn: VCenterConnection, *, task_moid: str, vm: str) -> TaskOutcome:
+    return wait_for_task(conn, task_moid, f"waiting for {task_moid} on {vm}")
+
+
+class StopExecution(Exception):  # noqa: N818 - a signal, not an error
+    """Raised inside the executor to stop starting moves (shutdown)."""
+
+
+class PlanExecutor:
+    """Applies one plan at a time against its vCenter; see the module doc for the rules it keeps."""
+
+    def __init__(
+        self,
+        store: Store,
+        links: Mapping[str, VCenterLink],
+        *,
+        clock: Clock = utc_now,
+        stopping: threading.Event | None = None,
+        on_move: Callable[[Move], None] | None = None,
+        after_task: Callable[[Move], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.links = links
+        self.clock = clock
+        self.stopping = stopping or threading.Event()
+        self.on_move = on_move  # called with every move that reaches an end (metrics)
+        # Test hook: called after vCenter finished a move's task and before the store records it.
+        self.after_task = after_task
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def run(  # noqa: PLR0912 - the run's stopping rules, in the order they apply
+        self, plan_id: int, *, deadline: datetime | None = None, budget: Budget | None = None
+    ) -> Plan:
+        """Start (approved) or resume (running) a plan and apply its moves; returns the plan as it ends.
+
+        When the service is stopping, returns early and leaves the plan running for the next start.
+        """
+        with self.store.session() as session:
+            plan = plan_store.get_plan(session, plan_id)
+            if plan.state == "approved":
+                plan = plan_store.start_plan(session, plan_id, deadline=deadline, now=self.clock())
+            elif plan.state != "running":
+                raise ConflictError(
+                    f"plan {plan_id} is {plan.state}; only approved or running plans are applied"
+                )
+        link = self.links.get(plan.vcenter)
+        if link is None:
+            raise NotFoundError(f"plan {plan_id} is for vCenter {plan.vcenter!r}, which is not configured")
+        own = Budget(plan.max_moves, plan.max_gb)
+        for m in plan.moves:
+            if m.state in ("running", "succeeded"):
+                own.spend(m.size_bytes)
+        limit = _Both(own, budget or Budget())
+        failed = 0
+        try:
+            for move in plan.moves:
+                if move.state == "running":
+                    failed += not self._resume_move(link, plan, move)
+            for move in plan.moves:
+                if move.state != "pending":
+                    continue
+                fresh = self._plan(plan_id)
+                why = self._why_not_start(fresh, move, limit)
+                if why:
+                    self._skip(move, why)
+                    if why.startswith(("the plan is being cancelled", "the window closed")):
+                        self._skip_rest(self._plan(plan_id), why)
+                        break
+                    continue
+                ok = self._start_move(link, fresh, move, limit)
+                failed += not ok
+                if not ok and fresh.on_move_failure == "stop":
+                    self._skip_rest(self._plan(plan_id), f"stopped after move {move.seq + 1} failed")
+                    break
+        except StopExecution:
+            log.info("plan %d: service stopping, the plan resumes at the next start", plan_id)
+            return self._plan(plan_id)
+        return self._finish(plan_id, failed)
+
+    def _plan(self, plan_id: int) -> Plan:
+        with self.store.read_session() as session:
+            return plan_store.get_plan(session, plan_id)
+
+    def _why_not_start(self, plan: Plan, move: Move, budget: _Both) -> str:
+        if self.stopping.is_set():
+            raise StopExecution
+        if plan.cancel_requested:
+            return "the plan is being cancelled"
+        if plan.deadline is not None and self.clock() >= plan.deadline:
+            return f"the window closed at {plan.deadline.isoformat()}"
+        return budget.allows(move.size_bytes)
+
+    def _skip(self, move: Move, why: str) -> None:
+        with self.store.session() as session:
+            ended = plan_store.finish_move(session, move.id, "skipped", why, now=self.clock())
+        self._ended(ended)
+
+    def _skip_rest(self, plan: Plan, why: str) -> None:
+        for other in plan.moves:
+            if other.state == "pending":
+                self._skip(other, why)
+
+    def _ended(self, move: Move) -> None:
+        if self.on_move is not None:
+            self.on_move(move)
+
+    def _finish(self, plan_id: int, failed: int) -> Plan:
+        plan = self._plan(plan_id)
+        counts = plan.counts()
+        text = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
+        if plan.cancel_requested:
+            state = "cancelled"
+        elif counts["failed"]:
+            state = "failed"
+        else:
+            state = "succeeded"
+        with self.store.session() as session:
+            ended = plan_store.finish_plan(session, plan_id, state, f"moves: {text}", now=self.clock())  # type: ignore[arg-type]
+        log.info("plan %d %s (%s)", plan_id, state, text)
+        return ended
+
+    # --- one move --------------------------------------------------------------------------
+
+    def _location(self, link: VCenterLink, move: Move) -> tuple[str | None, str]:
+        """Where the disk is now (after any relocation of its VM still running in vCenter has ended).
+
+        Returns (datastore moid or None if the disk is gone, the message of a relocation that failed).
+        """
+        failure = ""
+        for task in link.call(lambda c: active_relocations(c, move.vm)):
+            log.info(
+                "move %d of plan %d: waiting for %s already running on %s",
+                move.seq,
+                move.plan_id,
+                task.moid,
+                move.vm,
+            )
+            try:
+                link.call(partial(_wait, task_moid=task.moid, vm=move.vm))
+            except VCenterError as err:
+                failure = err.message
+        return link.call(lambda c: disk_locations(c, move.vm)).get(move.instance), failure
+
+    def _resume_move(self, link: VCenterLink, plan: Plan, move: Move) -> bool:
+        """A move recorded as running when the service stopped: find how it ended, or finish it."""
+        where, failure = self._location(link, move)
+        if where == move.target_datastore:
+            self._record(move, "succeeded", "completed while the service was stopped; found on the target")
+            return True
+        if where != move.source_datastore:
+            self._record(
+                move, "failed", f"the disk is on {where or 'no datastore'}, not on the source or the target"
+            )
+            return False
+        if failure:
+            self._record(move, "failed", failure)
+            return False
+        # Neither done nor in flight: the service stopped before vCenter ran it. Run it now.
+        return self._execute(link, plan, move)
+
+    def _start_move(self, link: VCenterLink, plan: Plan, move: Move, budget: _Both) -> bool:
+        where, failure = self._location(link, move)
+        if where == move.target_datastore:
+            with self.store.session() as session:
+                plan_store.start_move(session, move.id, now=self.clock())
+            self._record(move, "succeeded", "the disk is already on the target; not moved again")
+            return True
+        if where != move.source_datastore:
+            self._skip(
+                move, f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+            )
+            return True
+        if plan.dry_run:
+            self._skip(
+                move,
+                f"dry run: would move {move.instance} of {move.vm_name or move.vm} "
+                f"to {move.target_datastore}",
+            )
+            return True
+        with self.store.session() as session:
+            plan_store.start_move(session, move.id, now=self.clock())
+        budget.spend(move.size_bytes)
+        if failure:
+            log.info(
+                "move %d of plan %d: an earlier relocation had failed: %s", move.seq, move.plan_id, failure
+            )
+        return self._execute(link, plan, move)
+
+    def _execute(self, link: VCenterLink, plan: Plan, move: Move) -> bool:
+        last = [-10]
+
+        def progress(_action: Action, pct: int) -> None:
+            if pct < 100 and pct - last[0] < 10:
+                return
+            last[0] = pct
+            try:
+                with self.store.session() as session:
+                    plan_store.update_move(session, move.id, progress=max(0, min(100, pct)), now=self.clock())
+            except BasilError as err:  # progress is informative; the move goes on
+                log.debug("progress of move %d: %s", move.id, err.message)
+
+        action = RelocateDisk(vm=move.vm, instance=move.instance, target=move.target_datastore)
+        try:
+            inventory = link.inventory()
+            report = link.actuator(ActuatorParams(dry_run=False)).run([action], inventory, progress)
+        except VCenterError as err:
+            self._record(move, "failed", err.message)
+            return False
+        result = report.results[0]
+        if self.after_task is not None:
+            self.after_task(move)
+        if result.state == "succeeded":
+            self._record(move, "succeeded", result.message, task=result.task)
+            return True
+        prefix = "pre-check: " if result.state == "precheck_failed" else ""
+        self._record(move, "failed", prefix + result.message, task=result.task)
+        return False
+
+    def _record(self, move: Move, state: str, message: str, task: str = "") -> None:
+        with self.store.session() as session:
+            if task:
+                plan_store.update_move(session, move.id, task_id=task, now=self.clock())
+            ended = plan_store.finish_move(session, move.id, state, message, now=self.clock())  # type: ignore[arg-type]
+        self._ended(ended)

@@ -1,0 +1,781 @@
+"""The ``Service`` façade: the one object the web layer (and ``basil serve``) calls.
+
+It owns the store, one :class:`~basil.app.vcenters.VCenterLink` per vCenter, the newest samples of
+each, the SRP controller, the plan executor and the one scheduler of the process. Reads return
+JSON-ready dicts in the shapes of the API contract (built in :mod:`basil.app.views`); every action
+is audited with its :class:`~basil.app.actor.Actor`; errors are :mod:`basil.errors` classes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from basil.app import jobs as job_registry
+from basil.app import views
+from basil.app.actor import SYSTEM, Actor, audited
+from basil.app.collection import store_collection
+from basil.app.ids import IdSpace
+from basil.app.metrics import Metrics
+from basil.app.modelling import run_modelling
+from basil.app.planner import (
+    Budget,
+    PlanExecutor,
+    create_plan_from_round,
+    moves_from_request,
+    resolve_round_id,
+    utc_now,
+)
+from basil.app.pods import ResolvedPod, resolve_pod
+from basil.app.pools import PoolDocument, parse_pool_document
+from basil.app.recommendation import PodSnapshot, Round, build_snapshot, candidate_order_problems, run_round
+from basil.app.srp_loop import SrpController
+from basil.app.vcenters import VCenterLink, connection_params
+from basil.config import BasilConfig, VCenterConfig, store_url
+from basil.config.durations import parse_duration
+from basil.config.schema import RebalanceWindowConfig
+from basil.core.device_model import DeviceModelParams
+from basil.core.placement import PlacementRequest, place, placement_to_dict
+from basil.core.workload_model import WorkloadModelParams, WorkloadParams
+from basil.errors import BasilError, ConflictError, NotFoundError, Problem, ValidationError, raise_if_problems
+from basil.store import Store, srp_pools
+from basil.store import job_runs as runs
+from basil.store import plans as plan_store
+from basil.store.fits import current_datastore_models, current_disk_models
+from basil.store.inventory import save_inventory
+from basil.store.retention import apply_retention
+from basil.store.samples import latest_sample_time, roll_up
+from basil.vcenter.connection import ConnectionParams
+from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
+
+log = logging.getLogger(__name__)
+
+#: At most this many plans are applied at once (each runs its moves one at a time), so no host ever
+#: sees more than vSphere's 2 concurrent Storage vMotions.
+PLAN_SLOTS = 2
+#: How many recent plans are read for each disk's last move (ping-pong avoidance).
+RECENT_PLANS = 500
+
+
+def config_problems(config: BasilConfig) -> list[Problem]:
+    """What the application cannot do with an otherwise valid configuration."""
+    found: list[Problem] = []
+    for i, pod in enumerate(config.pods):
+        found += candidate_order_problems(pod.balance, f"pods[{i}].balance")
+    return found
+
+
+class Service:
+    """Basil's application layer; see the module doc. Thread-safe: the API calls it from many threads."""
+
+    def __init__(
+        self,
+        config: BasilConfig,
+        store: Store,
+        *,
+        params_factory: Callable[[VCenterConfig], ConnectionParams] = connection_params,
+        clock: Callable[[], datetime] = utc_now,
+        with_tags: bool = True,
+    ) -> None:
+        config.validate()
+        raise_if_problems(config_problems(config), "configuration")
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.ids = IdSpace([vc.name for vc in config.vcenters])
+        self.links: dict[str, VCenterLink] = {
+            vc.name: VCenterLink(vc, params_factory, with_tags=with_tags) for vc in config.vcenters
+        }
+        self.counters = Metrics()
+        self.stopping = threading.Event()
+        self.srp = SrpController(store, config.srp)
+        self.executor = PlanExecutor(
+            store, self.links, clock=clock, stopping=self.stopping, on_move=self._move_ended
+        )
+        self.workload_params = WorkloadModelParams()
+        self.device_params = DeviceModelParams()
+        self.scheduler: BackgroundScheduler | None = None
+        self.started_at: datetime | None = None
+        self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
+        self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
+        self.rounds: dict[str, Round] = {}
+        self.pod_states: dict[str, dict[str, Any]] = {}
+        self._saved_inventory: dict[str, int] = {}
+        self._lock = threading.RLock()
+        self._job_locks = {job_id: threading.Lock() for job_id in job_registry.JOBS}
+        self._plan_slots = threading.BoundedSemaphore(PLAN_SLOTS)
+        self._runner = ThreadPoolExecutor(max_workers=PLAN_SLOTS, thread_name_prefix="basil-plan")
+        self._active_plans: dict[int, Future[Any]] = {}
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, config: BasilConfig, **kw: Any) -> Service:
+        """The service for *config*: its store (not migrated), vCenter links (not connected), no scheduler."""
+        return cls(config, Store(store_url(config.store)), **kw)
+
+    def start(self, scheduler: bool = True) -> None:
+        """Migrate the store, connect to every vCenter (one that refuses is retried by the jobs), resume
+        plans that were running, and start the one scheduler of this process."""
+        self.store.upgrade()
+        with self.store.session() as session:
+            abandoned = runs.abandon_running(session)
+        if abandoned:
+            log.info("%d job runs were left running by a stopped service; marked failed", abandoned)
+        for link in self.links.values():
+            try:
+                link.connect()
+            except BasilError as err:
+                log.warning(
+                    "vCenter %s is not reachable now (%s); the jobs will retry", link.name, err.message
+                )
+        self.started_at = datetime.now(UTC)
+        self.resume_plans()
+        if scheduler:
+            self.scheduler = job_registry.build_scheduler(self.store)
+            job_registry.set_host(self)
+            self.scheduler.start(paused=True)
+            job_registry.register_jobs(self.scheduler, self.config)
+            self.scheduler.resume()
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop gracefully: no new move or job starts; running moves end; running plans resume next start."""
+        self.stopping.set()
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=wait)
+            job_registry.set_host(None)
+            self.scheduler = None
+        self._runner.shutdown(wait=wait)
+        for link in self.links.values():
+            link.close()
+        self.store.dispose()
+
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # --- shared helpers ---------------------------------------------------------------------
+
+    def link(self, vcenter: str) -> VCenterLink:
+        try:
+            return self.links[vcenter]
+        except KeyError:
+            raise NotFoundError(f"no vCenter named {vcenter!r}") from None
+
+    def inventory(self, vcenter: str, refresh: bool = True) -> Inventory:
+        return self.link(vcenter).inventory(refresh)
+
+    def resolved_pods(self, refresh: bool = True) -> list[ResolvedPod]:
+        """Every configured pod resolved in its vCenter's current inventory (pods of a vCenter that is
+        down are left out)."""
+        out: list[ResolvedPod] = []
+        for pod in self.config.pods:
+            try:
+                out.append(resolve_pod(pod, self.inventory(pod.vcenter, refresh)))
+            except BasilError as err:
+                log.debug("pod %s: %s", pod.name, err.message)
+        return out
+
+    def resolved_pod(self, name: str, refresh: bool = True) -> ResolvedPod:
+        pod = next((p for p in self.config.pods if p.name == name), None)
+        if pod is None:
+            raise NotFoundError(f"no pod named {name!r}")
+        return resolve_pod(pod, self.inventory(pod.vcenter, refresh))
+
+    def sample_now(self, vcenter: str) -> int | None:
+        """vCenter's time of the newest sample (the clock of models, rollups and retention)."""
+        link = self.links.get(vcenter)
+        if link is not None and link.last_collection is not None:
+            return int(link.last_collection.timestamp())
+        with self.store.read_session() as session:
+            return latest_sample_time(session)
+
+    def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
+        inventory = self.inventory(pod.vcenter, refresh=False)
+        with self.store.read_session() as session:
+            disks = current_disk_models(session, pod.vcenter)
+            datastores = current_datastore_models(session, pod.vcenter)
+            recent = plan_store.list_plans(session, pod=pod.name, limit=RECENT_PLANS)
+        last: dict[tuple[str, int], datetime] = {}
+        for plan in recent:
+            for m in plan.moves:
+                if m.state == "succeeded" and m.finished_at is not None:
+                    key = (m.vm, m.disk_key)
+                    if key not in last or m.finished_at > last[key]:
+                        last[key] = m.finished_at
+        iops = {k: s.iops for k, s in self.latest_disks.get(pod.vcenter, {}).items() if s.iops is not None}
+        return build_snapshot(
+            pod,
+            inventory,
+            disk_models=disks,
+            datastore_models=datastores,
+            last_moves=last,
+            now=self.clock(),
+            disk_iops=iops,
+        )
+
+    def _move_ended(self, move: plan_store.Move) -> None:
+        self.counters.inc("basil_moves_total", outcome=move.state)
+
+    # --- jobs -------------------------------------------------------------------------------
+
+    def run_job(self, job_id: str) -> dict[str, Any]:
+        """Run one job now, in this thread, recording the run; a job already running is not run twice."""
+        if job_id not in job_registry.JOBS:
+            raise NotFoundError(f"no job {job_id!r} (jobs: {', '.join(job_registry.JOBS)})")
+        lock = self._job_locks[job_id]
+        if not lock.acquire(blocking=False):
+            raise ConflictError(f"job {job_id} is running already")
+        try:
+            with self.store.session() as session:
+                run_id = runs.start_run(session, job_id)
+            started = time.monotonic()
+            outcome: runs.Outcome = "succeeded"
+            message = ""
+            details: dict[str, Any] = {}
+            try:
+                details = getattr(self, f"_job_{job_id}")()
+                message = str(details.pop("message", ""))
+                if details.pop("skipped", False):
+                    outcome = "skipped"
+            except BasilError as err:
+                outcome, message = "failed", err.message
+                log.warning("job %s failed: %s", job_id, err.message)
+            except Exception as err:  # a bug must not kill the scheduler thread; it is recorded
+                outcome, message = "failed", f"{type(err).__name__}: {err}"
+                log.exception("job %s raised", job_id)
+            with self.store.session() as session:
+                run = runs.finish_run(session, run_id, outcome, message[:4000], details=details)
+            self.counters.observe_job(job_id, outcome, time.monotonic() - started)
+            return views.job_run(run)
+        finally:
+            lock.release()
+
+    def _job_collect(self) -> dict[str, Any]:
+        done: list[dict[str, object]] = []
+        problems: list[str] = []
+        for name, link in self.links.items():
+            try:
+                report = link.collector.collect(link.inventory())
+            except BasilError as err:
+                self.counters.inc("basil_collections_total", vcenter=name, outcome="failed")
+                self.counters.inc("basil_vcenter_errors_total", vcenter=name)
+                problems.append(f"{name}: {err.message}")
+                continue
+            outcome = store_collection(self.store, name, report)
+            with self._lock:
+                self.latest_disks[name].update(outcome.latest_disk)
+                self.latest_hosts[name].update(outcome.latest_host)
+            if outcome.latest is not None:
+                link.last_collection = outcome.latest
+            self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
+            self.counters.inc("basil_samples_total", outcome.disk_samples, vcenter=name, kind="disk")
+            self.counters.inc(
+                "basil_samples_total", outcome.host_samples, vcenter=name, kind="host_datastore"
+            )
+            self.counters.inc("basil_samples_incomplete_total", outcome.incomplete, vcenter=name)
+            self.counters.set("basil_missing_counters", len(outcome.missing_counters), vcenter=name)
+            if outcome.errors:
+                self.counters.inc("basil_vcenter_errors_total", len(outcome.errors), vcenter=name)
+            done.append(outcome.summary())
+        if problems and not done:
+            raise BasilError("; ".join(problems))
+        return {"vcenters": done, "message": "; ".join(problems)}
+
+    def _job_inventory(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, link in self.links.items():
+            inv = link.refresh_tags()
+            if self._saved_inventory.get(name) != inv.version:
+                with self.store.session() as session:
+                    version = save_inventory(session, name, inv.to_dict(), inv.fetched_at)
+                self._saved_inventory[name] = inv.version
+                out[name] = {"saved_version": version, "vms": len(inv.vms), "datastores": len(inv.datastores)}
+            else:
+                out[name] = {"unchanged": True}
+        return {"vcenters": out}
+
+    def _job_model(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"vcenters": []}
+        for name, link in self.links.items():
+            now_ts = self.sample_now(name)
+            if now_ts is None:
+                out["vcenters"].append({"vcenter": name, "skipped": "no samples yet"})
+                continue
+            datastores = list(link.inventory().datastores)
+            outcome = run_modelling(
+                self.store,
+                name,
+                datastores,
+                now_ts=now_ts,
+                wparams=self.workload_params,
+                dparams=self.device_params,
+            )
+            out["vcenters"].append(outcome.summary())
+        # The pods' normalized loads after this fit, kept with the run: the history the API charts.
+        states = {}
+        for pod in self.resolved_pods(refresh=False):
+            try:
+                states[pod.name] = views.pod_state(self, pod)
+            except BasilError as err:
+                log.debug("pod %s state: %s", pod.name, err.message)
+        with self._lock:
+            self.pod_states.update(states)
+        out["pods"] = states
+        return out
+
+    def _job_recommend(self) -> dict[str, Any]:
+        out = {}
+        for pod in self.resolved_pods():
+            r = self._recommend(pod)
+            out[pod.name] = {
+                "moves": len(r.plan.moves),
+                "recommendation": r.round_id,
+                "stop": r.summary["stop"],
+            }
+        return {"pods": out}
+
+    def _job_srp(self) -> dict[str, Any]:
+        docs = self.pool_documents()
+        with self._lock:
+            disks = {k: dict(v) for k, v in self.latest_disks.items()}
+            hosts = {k: dict(v) for k, v in self.latest_hosts.items()}
+        outcome = self.srp.run(docs, self.links, disks, hosts)
+        self.counters.inc("basil_srp_changes_total", outcome.changes, outcome="succeeded")
+        self.counters.inc("basil_srp_changes_total", outcome.failed, outcome="failed")
+        if outcome.changes or outcome.failed or outcome.sioc:
+            with audited(self.store, SYSTEM, "srp.apply", "pools") as note:
+                note.details = outcome.summary()
+                note.message = f"{outcome.changes} settings issued, {outcome.failed} failed"
+        return outcome.summary()
+
+    def _job_maintenance(self) -> dict[str, Any]:
+        with self.store.session() as session:
+            latest = latest_sample_time(session)
+            if latest is None:
+                return {"skipped": True, "message": "no samples yet"}
+            rolled = roll_up(session, latest)
+            deleted = apply_retention(session, self.config.retention, datetime.now(UTC), latest)
+        return {"rollups": rolled.rows, "deleted": deleted}
+
+    def _job_rebalance(self) -> dict[str, Any]:
+        rb = self.config.schedules.rebalance
+        now = self.clock()
+        window = rb.open_window(now)
+        if window is None:
+            return {"skipped": True, "message": f"the rebalance window is closed at {now.isoformat()}"}
+        return self.rebalance_window(window[1])
+
+    def rebalance_window(self, deadline: datetime) -> dict[str, Any]:
+        """Apply, pod by pod, the latest approved plan (or, in automatic pods, a fresh one), starting no
+        move after *deadline* and within the window's budget of moves and GB (over all pods)."""
+        rb = self.config.schedules.rebalance
+        budget = Budget(int(rb.max_moves), float(rb.max_gb))
+        out: dict[str, Any] = {"deadline": deadline.isoformat(), "pods": {}}
+        for pod in self.resolved_pods():
+            with self.store.read_session() as session:
+                approved = plan_store.list_plans(session, pod=pod.name, states=["approved"], limit=1)
+            plan_id = approved[0].id if approved else None
+            if plan_id is None and pod.config.mode == "automatic":
+                r = self._recommend(pod)
+                if r.round_id is not None:
+                    plan = create_plan_from_round(
+                        self.store,
+                        r.round_id,
+                        SYSTEM,
+                        on_move_failure=pod.config.balance.on_move_failure,
+                        source="window",
+                    )
+                    with self.store.session() as session:
+                        plan_store.approve_plan(session, plan.id, SYSTEM.name, now=self.clock())
+                    plan_id = plan.id
+            if plan_id is None:
+                out["pods"][pod.name] = "nothing to apply"
+                continue
+            ended = self._execute(plan_id, deadline=deadline, budget=budget)
+            out["pods"][pod.name] = {"plan": plan_id, "state": ended.state, "message": ended.message}
+        out["budget_left"] = {"moves": budget.moves, "gb": budget.gb}
+        return out
+
+    # --- plans ------------------------------------------------------------------------------
+
+    def _execute(
+        self, plan_id: int, deadline: datetime | None = None, budget: Budget | None = None
+    ) -> plan_store.Plan:
+        with self._plan_slots:
+            return self.executor.run(plan_id, deadline=deadline, budget=budget)
+
+    def _submit(self, plan_id: int) -> None:
+        with self._lock:
+            running = self._active_plans.get(plan_id)
+            if running is not None and not running.done():
+                return
+            self._active_plans[plan_id] = self._runner.submit(self._run_safely, plan_id)
+
+    def _run_safely(self, plan_id: int) -> None:
+        try:
+            self._execute(plan_id)
+        except BasilError as err:
+            log.error("plan %d: %s", plan_id, err.message)
+        except Exception:
+            log.exception("plan %d: the executor raised", plan_id)
+
+    def resume_plans(self) -> list[int]:
+        """Hand every plan left running (by a crash or a stop) back to the executor."""
+        with self.store.read_session() as session:
+            ids = [p.id for p in plan_store.resumable_plans(session)]
+        for plan_id in ids:
+            log.info("plan %d was running when the service stopped; resuming it", plan_id)
+            self._submit(plan_id)
+        return ids
+
+    def wait_for_plan(self, plan_id: int, timeout_s: float | None = None) -> dict[str, Any]:
+        """Block until this process has finished applying the plan (for tests, scripts and the CLI)."""
+        with self._lock:
+            fut = self._active_plans.get(plan_id)
+        if fut is not None:
+            fut.result(timeout=timeout_s)
+        return self.plan(plan_id)
+
+    def create_plan(
+        self,
+        actor: Actor,
+        recommendation_id: str | int | None = None,
+        pod: str | None = None,
+        moves: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        target = f"recommendation {recommendation_id}" if recommendation_id is not None else f"pod {pod}"
+        with audited(self.store, actor, "plan.create", target) as note:
+            if recommendation_id is not None:
+                if moves is not None:
+                    raise ValidationError(
+                        [Problem("moves", "give recommendation_id or pod and moves, not both")]
+                    )
+                round_id = resolve_round_id(self.store, recommendation_id)
+                with self.store.read_session() as session:
+                    from basil.store.recommendations import open_recommendations  # noqa: PLC0415
+
+                    recs = [r for r in open_recommendations(session) if r.round_id == round_id]
+                pod_name = recs[0].pod if recs else ""
+                failure = next(
+                    (p.balance.on_move_failure for p in self.config.pods if p.name == pod_name), "continue"
+                )
+                plan = create_plan_from_round(self.store, round_id, actor, on_move_failure=failure)
+            else:
+                problems = []
+                if not pod:
+                    problems.append(Problem("pod", "must be set (or give recommendation_id)"))
+                if moves is None:
+                    problems.append(Problem("moves", "must be set (or give recommendation_id)"))
+                raise_if_problems(problems, "plan")
+                assert pod is not None
+                assert moves is not None
+                resolved = self.resolved_pod(pod)
+                specs = moves_from_request(moves, resolved, self.inventory(resolved.vcenter), self.ids)
+                with self.store.session() as session:
+                    plan = plan_store.create_plan(
+                        session,
+                        resolved.name,
+                        resolved.vcenter,
+                        specs,
+                        created_by=actor.name,
+                        on_move_failure=resolved.config.balance.on_move_failure,
+                        message="moves given by hand",
+                    )
+            note.details = {"plan": plan.id, "moves": len(plan.moves)}
+            note.message = f"plan {plan.id} with {len(plan.moves)} moves"
+            return views.plan_dict(self, plan)
+
+    def approve_plan(self, plan_id: int, actor: Actor) -> dict[str, Any]:
+        with audited(self.store, actor, "plan.approve", f"plan {plan_id}"), self.store.session() as session:
+            plan = plan_store.approve_plan(session, plan_id, actor.name, now=self.clock())
+        return views.plan_dict(self, plan)
+
+    def apply_plan(self, plan_id: int, actor: Actor) -> dict[str, Any]:
+        """Approve if proposed, then run it now (in the background); returns the plan as it starts."""
+        with audited(self.store, actor, "plan.apply", f"plan {plan_id}"):
+            with self.store.session() as session:
+                plan = plan_store.get_plan(session, plan_id)
+                if plan.state == "proposed":
+                    plan = plan_store.approve_plan(session, plan_id, actor.name, now=self.clock())
+                if plan.state != "approved":
+                    raise ConflictError(
+                        f"plan {plan_id} is {plan.state}; only a proposed or approved plan is applied"
+                    )
+                plan = plan_store.start_plan(session, plan_id, now=self.clock())
+            self._submit(plan_id)
+        return views.plan_dict(self, plan)
+
+    def cancel_plan(self, plan_id: int, actor: Actor) -> dict[str, Any]:
+        with audited(self.store, actor, "plan.cancel", f"plan {plan_id}"), self.store.session() as session:
+            plan = plan_store.cancel_plan(session, plan_id, actor.name, now=self.clock())
+        return views.plan_dict(self, plan)
+
+    # --- recommendations and placement -----------------------------------------------------
+
+    def _recommend(self, pod: ResolvedPod) -> Round:
+        ps = self.pod_snapshot(pod)
+        r = run_round(self.store, pod, self.inventory(pod.vcenter, refresh=False), ps, self.clock())
+        with self._lock:
+            self.rounds[pod.name] = r
+        return r
+
+    def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]:
+        with audited(self.store, actor, "recommendation.create", f"pod {pod}") as note:
+            r = self._recommend(self.resolved_pod(pod))
+            note.details = {"moves": len(r.plan.moves), "recommendation": r.round_id}
+        return views.round_dict(self, r)
+
+    def placement(self, request: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+        """Rank a pod's datastores for a new disk (BASIL §5 initial placement); nothing is changed."""
+        with audited(self.store, actor, "placement", f"pod {request.get('pod')}"):
+            problems: list[Problem] = []
+            allowed = {"pod", "size_gb", "oio", "io_size_kb", "read_pct", "random_pct", "vm", "hosts"}
+            problems += [Problem(str(k), "unknown field") for k in sorted(set(request) - allowed)]
+            numbers: dict[str, float] = {}
+            for key in ("size_gb", "oio", "io_size_kb", "read_pct", "random_pct"):
+                value = request.get(key)
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    problems.append(Problem(key, "must be a number"))
+                else:
+                    numbers[key] = float(value)
+            pod_name = request.get("pod")
+            if not isinstance(pod_name, str) or not pod_name:
+                problems.append(Problem("pod", "must name a pod"))
+            hosts = request.get("hosts") or []
+            if not isinstance(hosts, list) or not all(isinstance(h, str) for h in hosts):
+                problems.append(Problem("hosts", "must be a list of host ids"))
+            vm = request.get("vm")
+            if vm is not None and not isinstance(vm, str):
+                problems.append(Problem("vm", "must be a VM id"))
+            raise_if_problems(problems, "placement request")
+            assert isinstance(pod_name, str)
+            pod = self.resolved_pod(pod_name)
+            ps = self.pod_snapshot(pod)
+            req = PlacementRequest(
+                size_gb=numbers["size_gb"],
+                workload=WorkloadParams(
+                    numbers["oio"], numbers["io_size_kb"], numbers["read_pct"], numbers["random_pct"]
+                ),
+                vm=self.ids.parse_object(vm, "VM")[1] if vm else None,
+                hosts=frozenset(self.ids.parse_object(h, "host")[1] for h in hosts),
+                pod=pod.name,
+            )
+            raise_if_problems(req.validate(ps.snapshot), "placement request")
+            result = place(ps.snapshot, req, ps.params)
+            return views.placement_dict(self, pod, placement_to_dict(result))
+
+    # --- SRP pools --------------------------------------------------------------------------
+
+    def _inventories(self) -> dict[str, Inventory]:
+        out: dict[str, Inventory] = {}
+        for name, link in self.links.items():
+            try:
+                out[name] = link.inventory()
+            except BasilError as err:
+                log.debug("vCenter %s: %s", name, err.message)
+        return out
+
+    def _parse_pool(self, doc: Any, name: str | None = None) -> tuple[PoolDocument | None, list[Problem]]:
+        with self.store.read_session() as session:
+            trees = srp_pools.list_pools(session)
+        taken = {(t.document.get("vcenter", ""), t.document.get("datastore_moid", "")): t.name for t in trees}
+        return parse_pool_document(
+            doc,
+            self._inventories(),
+            default_vcenter=self.ids.vcenters[0] if self.ids.vcenters else "",
+            reservable_iops=self.config.srp.reservable_iops,
+            taken=taken,
+            name=name,
+        )
+
+    def validate_pool(self, doc: Any) -> list[Problem]:
+        return self._parse_pool(doc)[1]
+
+    def _stored(self, parsed: PoolDocument) -> dict[str, Any]:
+        return {**parsed.document, "datastore_moid": parsed.datastore}
+
+    def create_pool(self, doc: Any, actor: Actor) -> dict[str, Any]:
+        name = doc.get("name") if isinstance(doc, dict) else None
+        with audited(self.store, actor, "pool.create", f"pool {name}"):
+            parsed, problems = self._parse_pool(doc)
+            raise_if_problems(problems, "pool tree")
+            assert parsed is not None
+            with self.store.session() as session:
+                tree = srp_pools.put_pools(
+                    session, parsed.name, self._stored(parsed), expected_version=0, by=actor.name
+                )
+        self.srp.forget(parsed.name)
+        return views.pool_dict(self, tree)
+
+    def replace_pool(self, name: str, doc: Any, version: int, actor: Actor) -> dict[str, Any]:
+        with audited(self.store, actor, "pool.replace", f"pool {name}"):
+            with self.store.read_session() as session:
+                srp_pools.get_pools(session, name)  # 404 before 400 for an unknown tree
+            parsed, problems = self._parse_pool(doc, name)
+            raise_if_problems(problems, "pool tree")
+            assert parsed is not None
+            with self.store.session() as session:
+                tree = srp_pools.put_pools(
+                    session, name, self._stored(parsed), expected_version=version, by=actor.name
+                )
+        self.srp.forget(name)
+        return views.pool_dict(self, tree)
+
+    def delete_pool(self, name: str, actor: Actor, version: int | None = None) -> None:
+        with audited(self.store, actor, "pool.delete", f"pool {name}"), self.store.session() as session:
+            current = srp_pools.get_pools(session, name)
+            srp_pools.delete_pools(
+                session, name, expected_version=current.version if version is None else version, by=actor.name
+            )
+        self.srp.forget(name)
+
+    def pool_documents(self) -> list[PoolDocument]:
+        """Every stored tree, validated against the current inventory (a tree that no longer is valid,
+        say its VM was deleted, is left out and logged)."""
+        with self.store.read_session() as session:
+            trees = srp_pools.list_pools(session)
+        inventories = self._inventories()
+        docs: list[PoolDocument] = []
+        for t in trees:
+            parsed, problems = parse_pool_document(
+                {k: v for k, v in t.document.items() if k != "datastore_moid"},
+                inventories,
+                default_vcenter=t.document.get("vcenter", ""),
+                reservable_iops=self.config.srp.reservable_iops,
+                taken={},
+                name=t.name,
+            )
+            if parsed is None:
+                log.warning("pool tree %s is not valid now: %s", t.name, "; ".join(map(str, problems)))
+                continue
+            docs.append(parsed)
+        return docs
+
+    # --- schedules and jobs -----------------------------------------------------------------
+
+    def set_rebalance_window(self, doc: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
+        """Change the rebalance window (cron, timezone, duration, max_moves, max_gb, enabled) until the
+        next restart (the configuration file is not rewritten); validated, every problem at once."""
+        with audited(self.store, actor, "schedules.rebalance", "rebalance window") as note:
+            current = self.config.schedules.rebalance
+            problems: list[Problem] = []
+            values: dict[str, Any] = {}
+            fields = {f.name for f in dataclasses.fields(RebalanceWindowConfig)}
+            for key, value in doc.items():
+                if key not in fields:
+                    problems.append(Problem(key, f"unknown field (expected {', '.join(sorted(fields))})"))
+                elif key == "duration":
+                    try:
+                        values[key] = parse_duration(value) if isinstance(value, str) else None
+                        if values[key] is None:
+                            problems.append(Problem(key, "must be a duration like 3h or 90m"))
+                    except ValueError as err:
+                        problems.append(Problem(key, str(err)))
+                elif key == "enabled" and not isinstance(value, bool):
+                    problems.append(Problem(key, "must be true or false"))
+                elif key in ("cron", "timezone") and not isinstance(value, str):
+                    problems.append(Problem(key, "must be a string"))
+                elif key in ("max_moves", "max_gb") and (
+                    isinstance(value, bool) or not isinstance(value, int | float)
+                ):
+                    problems.append(Problem(key, "must be a number"))
+                else:
+                    values[key] = value
+            raise_if_problems(problems, "rebalance window")
+            updated = dataclasses.replace(current, **values)
+            raise_if_problems(updated.problems(""), "rebalance window")
+            schedules = dataclasses.replace(self.config.schedules, rebalance=updated)
+            self.config = dataclasses.replace(self.config, schedules=schedules)
+            if self.scheduler is not None:
+                job_registry.register_jobs(self.scheduler, self.config)
+            note.details = {k: str(v) for k, v in values.items()}
+        return views.schedules(self)
+
+    # --- reads (see basil.app.views) --------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        return views.health(self)
+
+    def vcenters(self) -> list[dict[str, Any]]:
+        return views.vcenters(self)
+
+    def vcenter_link(self, server: str) -> VCenterLink:
+        """The link of a vCenter by its configured name or server host (for clone-ticket validation)."""
+        for link in self.links.values():
+            host = (
+                link.config.server.rsplit(":", 1)[0]
+                if link.config.server.count(":") == 1
+                else link.config.server
+            )
+            if server in (link.name, link.config.server, host):
+                return link
+        raise NotFoundError(f"no configured vCenter {server!r}")
+
+    def pods(self) -> list[dict[str, Any]]:
+        return views.pods(self)
+
+    def pod(self, name: str) -> dict[str, Any]:
+        return views.pod(self, name)
+
+    def pod_history(self, name: str, hours: float = 24) -> dict[str, Any]:
+        return views.pod_history(self, name, hours)
+
+    def datastore(self, ident: str) -> dict[str, Any]:
+        return views.datastore(self, ident)
+
+    def datastore_points(self, ident: str, hours: float = 24) -> list[dict[str, Any]]:
+        return views.datastore_points(self, ident, hours)
+
+    def datastore_load(self, ident: str, hours: float = 24) -> list[dict[str, Any]]:
+        return views.datastore_load(self, ident, hours)
+
+    def vm(self, ident: str) -> dict[str, Any]:
+        return views.vm(self, ident)
+
+    def disk_model(self, ident: str, hours: float = 24) -> dict[str, Any]:
+        return views.disk_model(self, ident, hours)
+
+    def latest_recommendation(self, pod: str) -> dict[str, Any] | None:
+        return views.latest_recommendation(self, pod)
+
+    def plans(self, state: str | None = None, pod: str | None = None) -> list[dict[str, Any]]:
+        return views.plans(self, state, pod)
+
+    def plan(self, plan_id: int) -> dict[str, Any]:
+        with self.store.read_session() as session:
+            return views.plan_dict(self, plan_store.get_plan(session, plan_id))
+
+    def pools(self) -> list[dict[str, Any]]:
+        with self.store.read_session() as session:
+            return [views.pool_dict(self, t) for t in srp_pools.list_pools(session)]
+
+    def pool(self, name: str) -> dict[str, Any]:
+        with self.store.read_session() as session:
+            return views.pool_dict(self, srp_pools.get_pools(session, name))
+
+    def entitlements(self, name: str) -> dict[str, Any]:
+        return views.entitlements(self, name)
+
+    def jobs(self) -> list[dict[str, Any]]:
+        return views.jobs(self)
+
+    def schedules(self) -> dict[str, Any]:
+        return views.schedules(self)
+
+    def audit(self, limit: int = 100, before: datetime | None = None) -> list[dict[str, Any]]:
+        return views.audit(self, limit, before)
+
+    def metrics(self) -> str:
+        """Prometheus text exposition of the service's counters and the plans' states."""
+        return views.metrics_text(self)

@@ -1,0 +1,823 @@
+"""Read models: JSON-ready dicts in the shapes of the API contract, built from the store, the inventory
+and what the service holds in memory (newest samples, last rounds, SRP results).
+
+Times are ISO 8601 strings in UTC; sizes in GB; ids as :mod:`basil.app.ids` writes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from basil import __version__
+from basil.app.jobs import JOBS
+from basil.app.pods import ResolvedPod, pod_of_datastore
+from basil.app.recommendation import Round
+from basil.core.normalized_load import imbalance, resolve_models
+from basil.errors import BasilError, NotFoundError
+from basil.store import job_runs as runs
+from basil.store import plans as plan_store
+from basil.store.applied import disk_settings
+from basil.store.audit import query as audit_query
+from basil.store.fits import current_datastore_models, current_disk_models, disk_model_history
+from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
+from basil.store.samples import DiskRef, device_points
+from basil.store.srp_pools import PoolTree as StoredPoolTree
+from basil.vcenter.types import Datastore, Inventory
+
+if TYPE_CHECKING:
+    from basil.app.service import Service
+
+GB = 2**30
+
+
+def iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment is not None else None
+
+
+def _finite(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+# --- pods and datastores ----------------------------------------------------------------------------
+
+
+def pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
+    """N_j = ΣL_i / P_j (BASIL eq. 5) per datastore and the imbalance σ/μ, from the current models."""
+    ps = svc.pod_snapshot(pod)
+    models = resolve_models(ps.snapshot, ps.params)
+    sums: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
+    for d in ps.snapshot.disks:
+        sums[d.datastore] = sums.get(d.datastore, 0.0) + models.disks[d.id].load
+    loads = {ds: sums[ds] / models.datastores[ds].effective_performance for ds in pod.datastores}
+    balanced = [loads[d.name] for d in ps.snapshot.datastores if not d.maintenance]
+    return {
+        "imbalance": imbalance(balanced),
+        "load_sum_L": sums,
+        "normalized_load": loads,
+        "P": {ds: models.datastores[ds].performance for ds in pod.datastores},
+        "model": {ds: models.datastores[ds].source for ds in pod.datastores},
+    }
+
+
+def _host_figures(svc: Service, vcenter: str, moid: str) -> dict[str, float | None]:
+    read = write = lat_iops = 0.0
+    seen = False
+    for (_host, ds), s in svc.latest_hosts.get(vcenter, {}).items():
+        if ds != moid:
+            continue
+        seen = True
+        r, w = s.read_iops or 0.0, s.write_iops or 0.0
+        read += r
+        write += w
+        lat_iops += (s.read_latency_ms or 0.0) * r + (s.write_latency_ms or 0.0) * w
+    if not seen:
+        return {"latency_ms": None, "read_iops": None, "write_iops": None, "iops": None}
+    total = read + write
+    return {
+        "latency_ms": lat_iops / total if total > 0 else 0.0,
+        "read_iops": read,
+        "write_iops": write,
+        "iops": total,
+    }
+
+
+def datastore_summary(
+    svc: Service, vcenter: str, ds: Datastore, pod: ResolvedPod | None, state: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    with svc.store.read_session() as session:
+        model = current_datastore_models(session, vcenter).get((vcenter, ds.moid))
+    n = (state or {}).get("normalized_load", {}).get(ds.moid)
+    load = (state or {}).get("load_sum_L", {}).get(ds.moid)
+    return {
+        "id": svc.ids.object_id(vcenter, ds.moid),
+        "name": ds.name,
+        "pod": pod.name if pod else None,
+        "capacity_gb": ds.capacity_bytes / GB,
+        "free_gb": ds.free_bytes / GB,
+        "maintenance": ds.in_maintenance,
+        "accessible": ds.accessible,
+        "P": _finite(model.p) if model is not None and model.quality == "ok" else None,
+        "model_status": model.quality if model is not None else "no_model",
+        "load_sum_L": _finite(load),
+        "normalized_load": _finite(n),
+        **_host_figures(svc, vcenter, ds.moid),
+    }
+
+
+def _pending_moves(svc: Service, pod: str) -> list[plan_store.Move]:
+    with svc.store.read_session() as session:
+        plans = plan_store.list_plans(session, pod=pod, states=["proposed", "approved", "running"], limit=100)
+    return [m for p in plans for m in p.moves if m.state in ("pending", "running")]
+
+
+def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
+    r = svc.rounds.get(pod)
+    if r is not None:
+        return {"id": r.round_id, "created_at": iso(r.created_at), "moves": len(r.plan.moves)}
+    with svc.store.read_session() as session:
+        recs = open_recommendations(session, pod)
+    if not recs:
+        return None
+    last = max(recs, key=lambda x: x.id)
+    return {
+        "id": last.round_id,
+        "created_at": iso(last.created_at),
+        "moves": sum(1 for x in recs if x.round_id == last.round_id),
+    }
+
+
+def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
+    inv = svc.inventory(pod.vcenter, refresh=False)
+    try:
+        state: dict[str, Any] | None = pod_state(svc, pod)
+    except BasilError:
+        state = None
+    balance = pod.config.balance
+    return {
+        "name": pod.name,
+        "vcenter": pod.vcenter,
+        "mode": pod.config.mode,
+        "imbalance": _finite(state["imbalance"]) if state else None,
+        "threshold": balance.imbalance_threshold,
+        "datastores": [
+            datastore_summary(svc, pod.vcenter, inv.datastores[d], pod, state) for d in pod.datastores
+        ],
+        "missing": list(pod.missing),
+        "pending_moves": len(_pending_moves(svc, pod.name)),
+        "last_recommendation": _round_of(svc, pod.name),
+    }
+
+
+def pods(svc: Service) -> list[dict[str, Any]]:
+    return [_pod_view(svc, p) for p in svc.resolved_pods()]
+
+
+def pod(svc: Service, name: str) -> dict[str, Any]:
+    resolved = svc.resolved_pod(name)
+    view = _pod_view(svc, resolved)
+    with svc.store.read_session() as session:
+        plans = plan_store.list_plans(session, pod=name, limit=20)
+    recent = [m for p in plans for m in p.moves if m.state in ("succeeded", "failed")]
+    recent.sort(key=lambda m: m.finished_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    view["pending"] = [move_dict(svc, m) for m in _pending_moves(svc, name)]
+    view["recent_moves"] = [move_dict(svc, m) for m in recent[:20]]
+    return view
+
+
+def _model_runs(svc: Service, hours: float) -> list[runs.JobRun]:
+    since = datetime.now(UTC) - timedelta(hours=hours)
+    with svc.store.read_session() as session:
+        found = runs.recent_runs(session, "model", limit=2000)
+    return sorted(
+        (r for r in found if r.started_at >= since and r.outcome == "succeeded"), key=lambda r: r.started_at
+    )
+
+
+def pod_history(svc: Service, name: str, hours: float) -> dict[str, Any]:
+    """Imbalance and each datastore's N after every modelling run within *hours*."""
+    resolved = svc.resolved_pod(name, refresh=False)
+    points = []
+    for run in _model_runs(svc, hours):
+        state = run.details.get("pods", {}).get(name)
+        if state:
+            points.append(
+                {
+                    "t": iso(run.finished_at or run.started_at),
+                    "imbalance": state.get("imbalance"),
+                    "normalized_load": {
+                        svc.ids.object_id(resolved.vcenter, ds): n
+                        for ds, n in state.get("normalized_load", {}).items()
+                    },
+                }
+            )
+    return {"pod": name, "hours": hours, "points": points}
+
+
+def _datastore_of(svc: Service, ident: str) -> tuple[str, Inventory, Datastore]:
+    vcenter, moid = svc.ids.parse_object(ident, "datastore")
+    inv = svc.inventory(vcenter, refresh=False)
+    ds = inv.datastores.get(moid) or next((d for d in inv.datastores.values() if d.name == moid), None)
+    if ds is None:
+        raise NotFoundError(f"no datastore {ident!r}")
+    return vcenter, inv, ds
+
+
+def datastore(svc: Service, ident: str) -> dict[str, Any]:
+    vcenter, _inv, ds = _datastore_of(svc, ident)
+    pods_now = svc.resolved_pods(refresh=False)
+    pod_ = pod_of_datastore(pods_now, vcenter, ds.moid)
+    state = None
+    if pod_ is not None:
+        try:
+            state = pod_state(svc, pod_)
+        except BasilError:
+            state = None
+    view = datastore_summary(svc, vcenter, ds, pod_, state)
+    with svc.store.read_session() as session:
+        m = current_datastore_models(session, vcenter).get((vcenter, ds.moid))
+    view["model"] = (
+        {
+            "status": m.quality,
+            "P": _finite(m.p),
+            "slope_ms_per_oio": _finite(m.slope),
+            "intercept_ms": _finite(m.intercept),
+            "r2": _finite(m.r_squared),
+            "points_used": m.points_used,
+            "points_filtered": m.points_filtered,
+            "summary": m.details.get("summary", ""),
+            "fitted_at": iso(m.fitted_at),
+        }
+        if m is not None
+        else {
+            "status": "no_model",
+            "P": None,
+            "slope_ms_per_oio": None,
+            "intercept_ms": None,
+            "r2": None,
+            "points_used": 0,
+            "fitted_at": None,
+        }
+    )
+    view["sioc"] = {
+        "enabled": ds.iorm.enabled,
+        "threshold_ms": ds.iorm.threshold_ms,
+        "mode": ds.iorm.threshold_mode,
+    }
+    view["hosts"] = [svc.ids.object_id(vcenter, h) for h in ds.hosts]
+    return view
+
+
+def datastore_points(svc: Service, ident: str, hours: float) -> list[dict[str, Any]]:
+    """The ⟨OIO, latency⟩ points behind the device model (per interval, all hosts aggregated)."""
+    vcenter, _inv, ds = _datastore_of(svc, ident)
+    now_ts = svc.sample_now(vcenter)
+    if now_ts is None:
+        return []
+    with svc.store.read_session() as session:
+        pts = device_points(session, vcenter, ds.moid, now_ts + 1 - int(hours * 3600), now_ts + 1)
+    return [
+        {"oio": o, "latency_ms": lat, "iops": i, "t": iso(datetime.fromtimestamp(t, UTC))}
+        for t, o, lat, i in zip(pts.ts, pts.read_oio, pts.read_latency_ms, pts.read_iops, strict=True)
+    ]
+
+
+def datastore_load(svc: Service, ident: str, hours: float) -> list[dict[str, Any]]:
+    """N of the datastore after each modelling run within *hours*."""
+    vcenter, _inv, ds = _datastore_of(svc, ident)
+    pod_ = pod_of_datastore(svc.resolved_pods(refresh=False), vcenter, ds.moid)
+    if pod_ is None:
+        return []
+    out = []
+    for run in _model_runs(svc, hours):
+        state = run.details.get("pods", {}).get(pod_.name)
+        if state and ds.moid in state.get("normalized_load", {}):
+            out.append(
+                {
+                    "t": iso(run.finished_at or run.started_at),
+                    "normalized_load": state["normalized_load"][ds.moid],
+                    "load_sum_L": state.get("load_sum_L", {}).get(ds.moid),
+                }
+            )
+    return out
+
+
+# --- VMs and disks ---------------------------------------------------------------------------------
+
+
+def vm(svc: Service, ident: str) -> dict[str, Any]:
+    vcenter, moid = svc.ids.parse_object(ident, "VM")
+    inv = svc.inventory(vcenter, refresh=False)
+    v = inv.vms.get(moid) or next((x for x in inv.vms.values() if x.name == moid), None)
+    if v is None:
+        raise NotFoundError(f"no VM {ident!r}")
+    with svc.store.read_session() as session:
+        models = current_disk_models(session, vcenter)
+        applied = disk_settings(session, vcenter)
+    latest = svc.latest_disks.get(vcenter, {})
+    pools = [
+        {"pool_tree": doc.name, "datastore": svc.ids.object_id(vcenter, doc.datastore)}
+        for doc in svc.pool_documents()
+        if doc.vcenter == vcenter and v.moid in doc.tree.vm_names()
+    ]
+    disks = []
+    for d in v.disks:
+        m = models.get(DiskRef(vcenter, v.moid, d.instance))
+        s = latest.get((v.moid, d.instance))
+        a = applied.get((vcenter, v.moid, d.key))
+        ds = inv.datastores.get(d.datastore)
+        disks.append(
+            {
+                "id": svc.ids.disk_id(vcenter, v.moid, d.instance),
+                "instance": d.instance,
+                "label": d.label,
+                "size_gb": d.capacity_gb,
+                "datastore": svc.ids.object_id(vcenter, d.datastore),
+                "datastore_name": ds.name if ds else None,
+                "model": None
+                if m is None
+                else {
+                    "oio": m.oio,
+                    "io_size_kb": m.io_size_kb,
+                    "read_pct": m.read_pct,
+                    "random_pct": m.random_pct,
+                    "L": m.load,
+                    "samples": m.samples_used,
+                    "flags": list(m.flags),
+                    "fitted_at": iso(m.fitted_at),
+                },
+                "io": {
+                    "reservation": d.io.reservation,
+                    "limit": d.io.limit,
+                    "shares": d.io.shares,
+                    "shares_level": d.io.shares_level,
+                },
+                "applied": None
+                if a is None
+                else {
+                    "reservation": a.reservation,
+                    "limit": a.limit,
+                    "shares": a.shares,
+                    "pool": a.pool,
+                    "issued_at": iso(a.issued_at),
+                    "outcome": a.outcome,
+                    "message": a.message,
+                },
+                "latest": None
+                if s is None
+                else {"t": iso(s.timestamp), "iops": s.iops, "latency_ms": s.latency_ms, "oio": s.oio},
+            }
+        )
+    return {
+        "id": svc.ids.object_id(vcenter, v.moid),
+        "name": v.name,
+        "host": svc.ids.object_id(vcenter, v.host) if v.host else None,
+        "host_name": inv.hosts[v.host].name if v.host is not None and v.host in inv.hosts else None,
+        "power_state": v.power_state,
+        "disks": disks,
+        "pools": pools,
+    }
+
+
+def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
+    """The four parameters' p90 and L of a disk after each fit within *hours*, oldest first."""
+    vcenter, vm_moid, instance = svc.ids.parse_disk(ident)
+    since = datetime.now(UTC) - timedelta(hours=hours)
+    with svc.store.read_session() as session:
+        history = disk_model_history(session, DiskRef(vcenter, vm_moid, instance), limit=5000)
+    if not history:
+        inv = svc.inventory(vcenter, refresh=False)
+        if vm_moid not in inv.vms or not any(d.instance == instance for d in inv.vms[vm_moid].disks):
+            raise NotFoundError(f"no disk {ident!r}")
+    points = [
+        {
+            "t": iso(m.fitted_at),
+            "oio": m.oio,
+            "io_size_kb": m.io_size_kb,
+            "read_pct": m.read_pct,
+            "random_pct": m.random_pct,
+            "L": m.load,
+            "samples": m.samples_used,
+            "flags": list(m.flags),
+        }
+        for m in reversed(history)
+        if m.fitted_at >= since
+    ]
+    return {"disk": ident, "percentile": svc.workload_params.percentile, "hours": hours, "points": points}
+
+
+# --- recommendations and plans ---------------------------------------------------------------------
+
+
+def _move_base(
+    svc: Service, vcenter: str, vm: str, instance: str, *, src: str, dst: str, size_bytes: int
+) -> dict[str, Any]:
+    try:
+        inv: Inventory | None = svc.inventory(vcenter, refresh=False)
+    except BasilError:
+        inv = None
+    names = {k: v.name for k, v in inv.datastores.items()} if inv else {}
+    return {
+        "disk": svc.ids.disk_id(vcenter, vm, instance),
+        "vm_id": svc.ids.object_id(vcenter, vm),
+        "from": svc.ids.object_id(vcenter, src),
+        "to": svc.ids.object_id(vcenter, dst),
+        "from_name": names.get(src, src),
+        "to_name": names.get(dst, dst),
+        "size_gb": size_bytes / GB,
+    }
+
+
+def _predicted(p: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "reason": p.get("reason", ""),
+        "from_N_before": p.get("from_N_before"),
+        "from_N_after": p.get("from_N_after"),
+        "to_N_before": p.get("to_N_before"),
+        "to_N_after": p.get("to_N_after"),
+        "imbalance_before": p.get("imbalance_before"),
+        "imbalance_after": p.get("imbalance_after"),
+        "load": p.get("load"),
+        "move": p.get("move"),
+    }
+
+
+def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
+    s = r.spec
+    return {
+        "id": r.id,
+        **_move_base(
+            svc,
+            s.vcenter,
+            s.vm,
+            s.instance,
+            src=s.source_datastore,
+            dst=s.target_datastore,
+            size_bytes=s.size_bytes,
+        ),
+        "vm": s.vm_name,
+        "reason_code": s.reason,
+        **_predicted(s.predicted),
+        "status": r.status,
+    }
+
+
+def round_dict(svc: Service, r: Round) -> dict[str, Any]:
+    with svc.store.read_session() as session:
+        recs = [get_recommendation(session, i) for i in r.recommendation_ids]
+    return {
+        "id": r.round_id,
+        "pod": r.pod,
+        "created_at": iso(r.created_at),
+        **{k: r.summary[k] for k in ("before", "after", "threshold", "stop", "stop_reason", "notes")},
+        "moves": [recommendation_move(svc, x) for x in recs],
+    }
+
+
+def latest_recommendation(svc: Service, pod_name: str) -> dict[str, Any] | None:
+    svc.resolved_pod(pod_name, refresh=False)  # 404 for an unknown pod
+    r = svc.rounds.get(pod_name)
+    if r is not None:
+        return round_dict(svc, r)
+    with svc.store.read_session() as session:
+        recs = open_recommendations(session, pod_name)
+    if not recs:
+        return None
+    round_id = max(recs, key=lambda x: x.id).round_id
+    mine = [x for x in recs if x.round_id == round_id]
+    summary = mine[0].spec.predicted.get("round", {})
+    return {
+        "id": round_id,
+        "pod": pod_name,
+        "created_at": iso(mine[0].created_at),
+        "before": summary.get("before"),
+        "after": summary.get("after"),
+        "threshold": summary.get("threshold"),
+        "stop": summary.get("stop"),
+        "stop_reason": summary.get("stop_reason"),
+        "notes": summary.get("notes", []),
+        "moves": [recommendation_move(svc, x) for x in mine],
+    }
+
+
+def move_dict(svc: Service, m: plan_store.Move) -> dict[str, Any]:
+    predicted: dict[str, Any] = {}
+    reason_code = "manual"
+    if m.recommendation_id is not None:
+        try:
+            with svc.store.read_session() as session:
+                rec = get_recommendation(session, m.recommendation_id)
+            predicted, reason_code = _predicted(rec.spec.predicted), rec.spec.reason
+        except NotFoundError:
+            pass
+    return {
+        "id": m.id,
+        "seq": m.seq,
+        **_move_base(
+            svc,
+            m.vcenter,
+            m.vm,
+            m.instance,
+            src=m.source_datastore,
+            dst=m.target_datastore,
+            size_bytes=m.size_bytes,
+        ),
+        "vm": m.vm_name,
+        "reason_code": reason_code,
+        **predicted,
+        "state": m.state,
+        "progress": m.progress,
+        "task": m.task_id,
+        "message": m.message,
+        "started_at": iso(m.started_at),
+        "finished_at": iso(m.finished_at),
+        "recommendation_id": m.recommendation_id,
+    }
+
+
+def plan_dict(svc: Service, p: plan_store.Plan) -> dict[str, Any]:
+    counts = p.counts()
+    total = len(p.moves)
+    done = sum(100 if m.state in ("succeeded", "failed", "skipped") else m.progress for m in p.moves)
+    return {
+        "id": p.id,
+        "pod": p.pod,
+        "vcenter": p.vcenter,
+        "state": p.state,
+        "source": p.source,
+        "created_at": iso(p.created_at),
+        "created_by": p.created_by,
+        "approved_at": iso(p.approved_at),
+        "approved_by": p.approved_by,
+        "started_at": iso(p.started_at),
+        "finished_at": iso(p.finished_at),
+        "cancel_requested": p.cancel_requested,
+        "on_move_failure": p.on_move_failure,
+        "max_moves": p.max_moves,
+        "max_gb": p.max_gb,
+        "deadline": iso(p.deadline),
+        "dry_run": p.dry_run,
+        "message": p.message,
+        "revision": p.revision,
+        "progress": round(done / total) if total else 100,
+        "counts": counts,
+        "size_gb": sum(m.size_bytes for m in p.moves) / GB,
+        "moves": [move_dict(svc, m) for m in p.moves],
+    }
+
+
+def plans(svc: Service, state: str | None, pod_name: str | None) -> list[dict[str, Any]]:
+    with svc.store.read_session() as session:
+        found = plan_store.list_plans(session, pod=pod_name, states=[state] if state else None)
+    return [plan_dict(svc, p) for p in found]
+
+
+def placement_dict(svc: Service, pod_: ResolvedPod, result: dict[str, Any]) -> dict[str, Any]:
+    """Core's placement ranking with datastore ids as the API writes them, and names."""
+    inv = svc.inventory(pod_.vcenter, refresh=False)
+
+    def ident(moid: str) -> dict[str, Any]:
+        ds = inv.datastores.get(moid)
+        return {"datastore": svc.ids.object_id(pod_.vcenter, moid), "datastore_name": ds.name if ds else moid}
+
+    out = dict(result)
+    out["pod"] = pod_.name
+    out["ranked"] = [{**r, **ident(r["datastore"])} for r in result.get("ranked", [])]
+    out["excluded"] = [{**r, **ident(r["datastore"])} for r in result.get("excluded", [])]
+    return out
+
+
+# --- pools ------------------------------------------------------------------------------------------
+
+
+def pool_dict(svc: Service, t: StoredPoolTree) -> dict[str, Any]:
+    doc = dict(t.document)
+    moid = doc.pop("datastore_moid", None)
+    vcenter = doc.get("vcenter", "")
+    return {
+        **doc,
+        "name": t.name,
+        "datastore_id": svc.ids.object_id(vcenter, moid) if moid else None,
+        "version": t.version,
+        "updated_at": iso(t.updated_at),
+        "updated_by": t.updated_by,
+        "root": doc.get("root", {}),
+        "pools": doc.get("pools", []),
+    }
+
+
+def _limit(x: float) -> float | None:
+    return None if x == float("inf") else x
+
+
+def entitlements(svc: Service, name: str) -> dict[str, Any]:
+    """The tree's last control step: per VM and disk R, L, S, entitlement and demand, per-host Q_h."""
+    doc = next((d for d in svc.pool_documents() if d.name == name), None)
+    if doc is None:
+        svc.pool(name)  # NotFoundError for an unknown tree
+        raise NotFoundError(f"pool tree {name!r} is not valid against the current inventory")
+    state = svc.srp.states.get(name)
+    result = state.result if state is not None else None
+    inv = svc.inventory(doc.vcenter, refresh=False)
+    with svc.store.read_session() as session:
+        applied = disk_settings(session, doc.vcenter)
+    names = dict(doc.vm_names)
+    vms: list[dict[str, Any]] = []
+    disks: list[dict[str, Any]] = []
+    if result is not None:
+        for vm_moid, a in sorted(result.vms.items()):
+            vms.append(
+                {
+                    "vm": names.get(vm_moid, vm_moid),
+                    "vm_id": svc.ids.object_id(doc.vcenter, vm_moid),
+                    "reservation": a.reservation,
+                    "limit": _limit(a.limit),
+                    "shares": a.shares,
+                    "entitlement": a.entitlement,
+                    "demand": a.demand,
+                }
+            )
+        for d in result.disks:
+            vm_obj = inv.vms.get(d.vm)
+            key = next((x.key for x in vm_obj.disks if x.instance == d.disk), None) if vm_obj else None
+            a_set = applied.get((doc.vcenter, d.vm, key)) if key is not None else None
+            disks.append(
+                {
+                    "disk": svc.ids.disk_id(doc.vcenter, d.vm, d.disk),
+                    "vm": names.get(d.vm, d.vm),
+                    "reservation": d.reservation,
+                    "limit": _limit(d.limit),
+                    "shares": d.shares,
+                    "entitlement": d.entitlement,
+                    "demand": d.demand,
+                    "applied": None
+                    if a_set is None
+                    else {
+                        "reservation": a_set.reservation,
+                        "limit": a_set.limit,
+                        "shares": a_set.shares,
+                        "issued_at": iso(a_set.issued_at),
+                        "outcome": a_set.outcome,
+                        "message": a_set.message,
+                    },
+                }
+            )
+    return {
+        "name": name,
+        "datastore": svc.ids.object_id(doc.vcenter, doc.datastore),
+        "computed_at": iso(state.computed_at) if state else None,
+        "measured_at": iso(state.measured_at) if state else None,
+        "array_iops": result.array_iops if result else None,
+        "queue_depth": result.queue_depth if result else None,
+        "latency_threshold_ms": svc.config.srp.latency_threshold_ms,
+        "hosts": [
+            {"host": svc.ids.object_id(doc.vcenter, h), "queue_depth": q}
+            for h, q in sorted((result.hosts if result else {}).items())
+        ],
+        "pools": [
+            {
+                "pool": p,
+                "reservation": a.reservation,
+                "limit": _limit(a.limit),
+                "shares": a.shares,
+                "entitlement": a.entitlement,
+                "demand": a.demand,
+            }
+            for p, a in sorted((result.pools if result else {}).items())
+        ],
+        "vms": vms,
+        "disks": disks,
+    }
+
+
+# --- jobs, schedules, health, audit, metrics -------------------------------------------------------
+
+
+def job_run(r: runs.JobRun) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "job": r.job_id,
+        "started": iso(r.started_at),
+        "finished": iso(r.finished_at),
+        "outcome": r.outcome,
+        "message": r.message,
+        "details": r.details,
+    }
+
+
+def jobs(svc: Service) -> list[dict[str, Any]]:
+    with svc.store.read_session() as session:
+        last = runs.last_runs(session)
+    scheduled = {j.id: j for j in svc.scheduler.get_jobs()} if svc.scheduler is not None else {}
+    from basil.app.jobs import triggers  # noqa: PLC0415
+
+    configured = triggers(svc.config)
+    out = []
+    for job_id, spec in JOBS.items():
+        job = scheduled.get(job_id)
+        run = last.get(job_id)
+        out.append(
+            {
+                "id": job_id,
+                "name": spec.name,
+                "description": spec.description,
+                "enabled": job_id in configured,
+                "trigger": str(job.trigger)
+                if job is not None
+                else (str(configured[job_id]) if job_id in configured else None),
+                "next_run": iso(job.next_run_time) if job is not None else None,
+                "last_run": None
+                if run is None
+                else {
+                    "started": iso(run.started_at),
+                    "finished": iso(run.finished_at),
+                    "outcome": run.outcome,
+                    "message": run.message,
+                },
+            }
+        )
+    return out
+
+
+def schedules(svc: Service) -> dict[str, Any]:
+    s = svc.config.schedules
+    rb = s.rebalance
+    nxt = rb.next_window(svc.clock()) if rb.enabled else None
+    window = {
+        "enabled": rb.enabled,
+        "cron": rb.cron,
+        "timezone": rb.timezone,
+        "duration": f"{int(rb.duration.total_seconds() // 60)}m",
+        "duration_s": int(rb.duration.total_seconds()),
+        "max_moves": rb.max_moves,
+        "max_gb": rb.max_gb,
+        "next_window": None if nxt is None else {"start": iso(nxt[0]), "end": iso(nxt[1])},
+    }
+    return {
+        "collect_s": s.collect_s,
+        "inventory_s": s.inventory_s,
+        "model_s": s.model_s,
+        "recommend_s": s.recommend_s,
+        "srp_s": s.srp_s,
+        "maintenance_s": s.maintenance_s,
+        "rebalance": window,
+        "pods": {p.name: {"mode": p.mode, "rebalance": window} for p in svc.config.pods},
+    }
+
+
+def vcenters(svc: Service) -> list[dict[str, Any]]:
+    out = []
+    for name, link in svc.links.items():
+        out.append(
+            {
+                "name": name,
+                "server": link.config.server,
+                "connected": link.connected,
+                "last_collection": iso(link.last_collection),
+                "last_error": link.last_error or None,
+                "last_error_at": iso(link.last_error_at),
+            }
+        )
+    return out
+
+
+def health(svc: Service) -> dict[str, Any]:
+    store_ok = True
+    try:
+        with svc.store.read_session() as session:
+            runs.last_runs(session)
+    except BasilError:
+        store_ok = False
+    vcs = [
+        {"name": v["name"], "connected": v["connected"], "last_collection": v["last_collection"]}
+        for v in vcenters(svc)
+    ]
+    running = svc.scheduler is not None and svc.scheduler.running
+    ok = store_ok and all(v["connected"] for v in vcs)
+    return {
+        "status": "ok" if ok else "degraded",
+        "version": __version__,
+        "scheduler": "running" if running else "stopped",
+        "store": "ok" if store_ok else "unavailable",
+        "vcenters": vcs,
+    }
+
+
+def audit(svc: Service, limit: int, before: datetime | None) -> list[dict[str, Any]]:
+    with svc.store.read_session() as session:
+        entries = audit_query(session, until=before, limit=limit)
+    return [
+        {
+            "id": e.id,
+            "at": iso(e.at),
+            "who": e.actor,
+            "kind": e.actor_kind,
+            "action": e.action,
+            "target": e.target,
+            "from": e.source,
+            "outcome": e.outcome,
+            "message": e.message,
+            "detail": e.details,
+        }
+        for e in entries
+    ]
+
+
+def metrics_text(svc: Service) -> str:
+    with svc.store.read_session() as session:
+        recent = plan_store.list_plans(session, limit=10_000)
+    states: dict[str, int] = dict.fromkeys(plan_store.PLAN_TRANSITIONS, 0)
+    for p in recent:
+        states[p.state] += 1
+    gauges: list[tuple[str, Mapping[str, str], float]] = [
+        ("basil_plans", {"state": s}, float(n)) for s, n in states.items()
+    ]
+    gauges += [
+        ("basil_vcenter_connected", {"vcenter": n}, 1.0 if link.connected else 0.0)
+        for n, link in svc.links.items()
+    ]
+    return svc.counters.render(gauges)

@@ -1,0 +1,184 @@
+"""``basil serve``: one process holding the API's WSGI server threads and the service's one scheduler.
+
+The order matters. The store lock comes first (a second ``basil serve`` on the same store stops
+there, before it could start a second scheduler); then the listening socket (a port in use stops
+the start before anything runs); then the service starts (migrations, vCenter connections, plans
+resumed, the APScheduler scheduler); then requests are served. SIGTERM or SIGINT stops it the other
+way round: the socket stops accepting, running requests get ``server.shutdown_grace_s`` to finish,
+then ``service.shutdown()`` lets running moves end and stops the scheduler, and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import ssl
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TextIO
+
+from cheroot import wsgi
+from cheroot.ssl.builtin import BuiltinSSLAdapter
+
+from basil.api import create_app
+from basil.api.service import ServiceApi
+from basil.config import BasilConfig
+from basil.config.schema import host_port
+from basil.serve.lock import ServeLock
+from basil.serve.tls import Certificate, server_certificate
+
+log = logging.getLogger(__name__)
+
+READY_LINE = "basil serve: ready"
+
+
+@dataclass
+class Listening:
+    """What the banner prints: where the service answers and with which certificate."""
+
+    base_url: str
+    certificate: Certificate | None
+
+
+def _tls_adapter(cert: Certificate) -> BuiltinSSLAdapter:
+    adapter = BuiltinSSLAdapter(str(cert.cert), str(cert.key))
+    # TLS 1.2 is the oldest the vSphere Client's proxy and current browsers use; nothing older.
+    adapter.context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return adapter
+
+
+class BasilServer:
+    """The WSGI server and the service of one ``basil serve`` process."""
+
+    def __init__(
+        self,
+        config: BasilConfig,
+        service_factory: Callable[[BasilConfig], ServiceApi],
+        *,
+        out: TextIO | None = None,
+    ) -> None:
+        self.config = config
+        self.service_factory = service_factory
+        self.out = out or sys.stdout
+        self.service: ServiceApi | None = None
+        self.server: Any = None
+        self._lock: ServeLock | None = None
+        self._stopper: threading.Thread | None = None
+        self._signals = 0
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def prepare(self) -> Listening:
+        """Lock the store, bind the socket, start the service; after this, :meth:`serve` answers requests."""
+        server_config = self.config.server
+        certificate = None if server_config.plain_http else server_certificate(server_config)
+        service = self.service_factory(self.config)
+        self._lock = ServeLock(service.store)
+        self._lock.acquire()
+        try:
+            host, port = host_port(server_config.listen)
+            app = create_app(service)
+            server = wsgi.Server(
+                (host, port or 8443),
+                app,
+                numthreads=server_config.threads,
+                server_name="basil",
+                request_queue_size=128,
+                shutdown_timeout=server_config.shutdown_grace_s,
+            )
+            if certificate is not None:
+                server.ssl_adapter = _tls_adapter(certificate)
+            server.prepare()  # binds: a port in use fails here, before the service starts
+            self.server = server
+            try:
+                service.start()
+            except BaseException:
+                service.shutdown(wait=False)
+                raise
+            self.service = service
+        except BaseException:
+            if self.server is not None:
+                self.server.stop()
+            self._lock.release()
+            raise
+        bound_host, bound_port = server.bind_addr[:2]
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        scheme = "http" if certificate is None else "https"
+        return Listening(f"{scheme}://{shown}:{bound_port}", certificate)
+
+    def banner(self, listening: Listening) -> None:
+        base = listening.base_url
+        self._say(
+            f"basil serve: API {base}/api/v1/ (OpenAPI {base}/api/v1/openapi.json, metrics {base}/metrics)"
+        )
+        if "basil.api.plugin_assets" in sys.modules:
+            self._say(f"basil serve: vSphere Client plugin manifest {base}/plugin/plugin.json")
+        cert = listening.certificate
+        if cert is None:
+            self._say(
+                "basil serve: WARNING: plain HTTP (server.plain_http): API tokens and vCenter sessions "
+                "cross the network in clear"
+            )
+        else:
+            kind = (
+                "self-signed, generated now"
+                if cert.generated
+                else ("self-signed" if cert.self_signed else "given")
+            )
+            self._say(
+                f"basil serve: TLS certificate {cert.cert} ({kind}, valid until {cert.not_after:%Y-%m-%d})"
+            )
+            self._say(f"basil serve:   SHA-1   {cert.sha1}")
+            self._say(f"basil serve:   SHA-256 {cert.sha256}")
+        self._say(READY_LINE)
+
+    def serve(self) -> None:
+        """Answer requests until :meth:`stop`; then shut the service down. Returns when all is stopped."""
+        assert self.server is not None
+        assert self.service is not None
+        try:
+            self.server.serve()
+        finally:
+            if self._stopper is not None:
+                self._stopper.join()  # running requests have finished (or their grace ran out)
+            else:
+                self.server.stop()
+            self._say("basil serve: requests drained; stopping the service (running moves finish)")
+            try:
+                self.service.shutdown(wait=True)
+            finally:
+                if self._lock is not None:
+                    self._lock.release()
+            self._say("basil serve: stopped")
+
+    def stop(self) -> None:
+        """Stop accepting and drain running requests, from another thread (safe in a signal handler)."""
+        if self._stopper is None and self.server is not None:
+            self._stopper = threading.Thread(target=self.server.stop, name="basil-serve-stop")
+            self._stopper.start()
+
+    def install_signal_handlers(self) -> None:
+        def handle(signum: int, _frame: FrameType | None) -> None:
+            self._signals += 1
+            if self._signals == 1:
+                self._say(f"basil serve: {signal.Signals(signum).name}: stopping gracefully")
+                self.stop()
+            else:
+                self._say("basil serve: already stopping; waiting for running requests and moves")
+
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+
+
+def run(config: BasilConfig, service_factory: Callable[[BasilConfig], ServiceApi]) -> int:
+    """Serve until SIGTERM/SIGINT; 0 after a graceful stop."""
+    server = BasilServer(config, service_factory)
+    listening = server.prepare()
+    server.install_signal_handlers()
+    server.banner(listening)
+    server.serve()
+    return 0

@@ -1,0 +1,82 @@
+"""What vCenter is doing to one VM right now: its recent tasks, where its disks are, and waiting for a task.
+
+The plan executor reads these before every move and after a restart: a disk already on its target
+is never moved again, and a relocation a stopped service left running in vCenter is waited for
+instead of being started a second time. Everything here reads fresh from vCenter, not from an
+inventory that may lag behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from basil.vcenter._vmomi import vim
+from basil.vcenter.actions import TaskOutcome, follow_task, read_properties
+from basil.vcenter.connection import VCenterConnection
+from basil.vcenter.errors import fault_message
+from basil.vcenter.inventory import disks_of
+
+#: vCenter's description id of a Storage vMotion (RelocateVM_Task).
+RELOCATE = "VirtualMachine.relocate"
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One task of an entity's ``recentTask`` list."""
+
+    moid: str
+    description_id: str  # e.g. VirtualMachine.relocate
+    state: str  # queued, running, success, error
+    progress: int | None
+    message: str = ""  # vCenter's message when it ended in error
+
+    @property
+    def active(self) -> bool:
+        return self.state in ("queued", "running")
+
+
+def recent_tasks(conn: VCenterConnection, vm_moid: str) -> list[TaskSummary]:
+    """The VM's recent tasks (vCenter keeps the last ones per entity), oldest first."""
+    props = read_properties(conn, conn.ref(vim.VirtualMachine, vm_moid), ["recentTask"])
+    out: list[TaskSummary] = []
+    for task in props.get("recentTask") or ():
+        info: Any = read_properties(conn, task, ["info"]).get("info")
+        if info is None:
+            continue
+        error = getattr(info, "error", None)
+        message = ""
+        if error is not None:
+            message = getattr(error, "localizedMessage", "") or fault_message(getattr(error, "fault", error))
+        out.append(
+            TaskSummary(
+                moid=task._moId,
+                description_id=str(getattr(info, "descriptionId", "") or ""),
+                state=str(getattr(info, "state", "") or ""),
+                progress=getattr(info, "progress", None),
+                message=message,
+            )
+        )
+    return out
+
+
+def active_relocations(conn: VCenterConnection, vm_moid: str) -> list[TaskSummary]:
+    """Storage vMotions of the VM that are queued or running in vCenter now."""
+    return [t for t in recent_tasks(conn, vm_moid) if t.description_id == RELOCATE and t.active]
+
+
+def wait_for_task(
+    conn: VCenterConnection, task_moid: str, doing: str, on_progress: Callable[[int], None] | None = None
+) -> TaskOutcome:
+    """Follow a task started by someone else (or by a previous run of Basil) to its end.
+
+    A task that ends in error raises the typed :class:`basil.errors.VCenterError` with vCenter's message.
+    """
+    return follow_task(conn, conn.ref(vim.Task, task_moid), doing, on_progress)
+
+
+def disk_locations(conn: VCenterConnection, vm_moid: str) -> dict[str, str]:
+    """Each disk instance of the VM (``scsi0:1``) -> the moid of the datastore holding it, read now."""
+    props = read_properties(conn, conn.ref(vim.VirtualMachine, vm_moid), ["config.hardware.device"])
+    return {d.instance: d.datastore for d in disks_of(props.get("config.hardware.device") or ())}

@@ -1,0 +1,104 @@
+"""Pools set through the Service become per-disk settings in the lab, and under contention the lab's
+measured throughput stays within the limits and meets the reservations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from basil.app import Actor
+from basil.errors import ValidationError
+from tests.app.conftest import SCENARIOS, ServiceFactory, collect
+from tests.vcenter.labproc import LabProcess
+
+pytestmark = pytest.mark.lab
+
+OPERATOR = Actor("tester", "operator", "127.0.0.1")
+HEAVY = ("oltp-1", "oltp-2", "exchange-1", "exchange-2")
+POOL_LIMIT = 300
+RESERVED = ("workstation-1", 150)
+
+TREE = {
+    "name": "six-disk",
+    "datastore": "6diskLUN",
+    "sioc": True,
+    "root": {"reservation": 400},
+    "pools": [
+        {"name": "capped", "limit": POOL_LIMIT, "children": [{"vm": n} for n in HEAVY]},
+        {"name": "reserved", "shares": "high", "children": [{"vm": RESERVED[0], "reservation": RESERVED[1]}]},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[LabProcess]:
+    with LabProcess.start(SCENARIOS / "basil-6.3.yaml", speed=120) as lab:
+        yield lab
+
+
+def test_bad_tree_is_refused_with_every_problem(lab: LabProcess, make_service: ServiceFactory) -> None:
+    svc = make_service(lab)
+    bad = {
+        "name": "x",
+        "datastore": "nope",
+        "pools": [{"name": "p", "children": [{"vm": "ghost", "reservation": -1}]}],
+    }
+    problems = {p.field for p in svc.validate_pool(bad)}
+    assert {"datastore", "pools[0].children[0].vm"} <= problems
+    with pytest.raises(ValidationError):
+        svc.create_pool(bad, OPERATOR)
+    assert svc.pools() == []
+
+
+def test_pools_become_disk_settings_and_the_lab_honours_them(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    svc = make_service(lab)
+    before = lab.truth(30)
+    heavy_before = sum(d["iops"] for d in before["disks"] if d["vm"] in HEAVY and d["unit"] == "scsi0:1")
+    assert heavy_before > POOL_LIMIT * 2  # the limit will bind
+
+    created = svc.create_pool(TREE, OPERATOR)
+    assert created["version"] == 1
+    for _ in range(4):  # a few control steps, each on fresh samples
+        collect(svc, 2, pause_s=0.7)
+        run = svc.run_job("srp")
+        assert run["outcome"] == "succeeded", run
+
+    placement = lab.control("GET", "/lab/placement")
+    ds = next(d for d in placement["datastores"] if d["name"] == "6diskLUN")
+    assert ds["sioc_enabled"] is True
+    assert ds["sioc_threshold_ms"] == 30  # L_c
+
+    ent = svc.entitlements("six-disk")
+    settings = {d["vm"]: d for d in ent["disks"]}
+    lab_disks = {
+        vm["name"]: next(d for d in vm["disks"] if d["unit"] == "scsi0:1") for vm in placement["vms"]
+    }
+    for vm in (*HEAVY, RESERVED[0]):
+        applied = settings[vm]["applied"]
+        assert applied is not None, settings[vm]
+        assert applied["outcome"] == "ok", settings[vm]
+        lab_disk = lab_disks[vm]
+        assert (lab_disk["reservation"], lab_disk["limit"], lab_disk["shares"]) == (
+            applied["reservation"],
+            applied["limit"],
+            applied["shares"],
+        ), vm
+    assert sum(lab_disks[vm]["limit"] for vm in HEAVY) <= POOL_LIMIT + len(HEAVY)  # rounded up per disk
+    assert lab_disks[RESERVED[0]]["reservation"] >= RESERVED[1]  # its own, or more from the root R-divvy
+    assert lab_disks[RESERVED[0]]["limit"] in (-1, *range(RESERVED[1], 100_000))  # unlimited or above R
+
+    # Let the settings work for a while, re-issuing as demand moves, then read the truth.
+    for _ in range(6):
+        collect(svc, 2, pause_s=0.7)
+        svc.run_job("srp")
+    truth = lab.truth(20)
+    by_vm = {d["vm"]: d for d in truth["disks"] if d["unit"] == "scsi0:1"}
+    heavy_after = sum(by_vm[vm]["iops"] for vm in HEAVY)
+    assert heavy_after <= POOL_LIMIT * 1.05, heavy_after
+    assert by_vm[RESERVED[0]]["iops"] >= RESERVED[1] * 0.95, by_vm[RESERVED[0]]
+    audit = svc.audit(limit=50)
+    assert any(a["action"] == "srp.apply" and a["outcome"] == "ok" for a in audit)
+    assert any(a["action"] == "pool.create" and a["who"] == "tester" for a in audit)
