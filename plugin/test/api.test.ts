@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApiClient, ApiError, apiBaseFor } from '../src/api/client';
 import type { PoolTreeDoc, Problem } from '../src/api/types';
 import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host';
-import { fakeFetch, fixture, MemoryStore } from './helpers';
+import { type Call, fakeFetch, fixture, MemoryStore } from './helpers';
 
 const token = { headers: async () => ({ Authorization: 'Bearer t0k3n' }) };
 
@@ -123,7 +123,7 @@ describe('ApiClient', () => {
   });
 
   it('replaces a pool with PUT and its version for optimistic concurrency', async () => {
-    const f = fakeFetch({ 'PUT /pools/pod-srp': (c) => ({ status: 409, body: { error: 'conflict', message: `version ${(c.body as PoolTreeDoc).version} is stale` } }) });
+    const f = fakeFetch({ 'PUT /pools/pod-srp': (c: Call) => ({ status: 409, body: { error: 'conflict', message: `version ${(c.body as PoolTreeDoc).version} is stale` } }) });
     const api = new ApiClient({ baseUrl: f.base, credentials: token, fetch: f.fetch });
     await expect(api.replacePool(fixture<PoolTreeDoc[]>('pools.json')[0])).rejects.toMatchObject({ status: 409, message: 'version 3 is stale' });
   });

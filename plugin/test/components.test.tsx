@@ -6,7 +6,7 @@ import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host
 import { App } from '../src/views/App';
 import { AppContext } from '../src/views/common';
 import { PoolTreeEditor } from '../src/views/PoolsEditor';
-import { fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
+import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
 
 const BASE = 'https://basil.test/api/v1';
 
@@ -127,7 +127,7 @@ describe('standalone sign-in', () => {
   it('asks for a token, refuses a bad one, and shows the pods with a good one', async () => {
     const f = fakeFetch(
       apiRoutes({
-        'GET /vcenters': (c) =>
+        'GET /vcenters': (c: Call) =>
           c.headers.Authorization === 'Bearer good'
             ? { status: 200, body: fixture('vcenters.json') }
             : { status: 401, body: { error: 'unauthenticated', message: 'unknown or revoked token' } },
