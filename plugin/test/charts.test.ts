@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { extent, fittedLine, linearScale, linePath, niceTicks, scatterDomains, timeSeries, timeTicks, zeroBasedDomain } from '../src/shape/charts';
-import type { ModelPoint, PodHistory } from '../src/api/types';
+import { extent, fittedLine, historySeries, linearScale, linePath, niceTicks, scatterDomains, timeSeries, timeTicks, zeroBasedDomain } from '../src/shape/charts';
+import type { DatastoreDetail, ModelPoint, PodHistory, PodSummary } from '../src/api/types';
 import { fixture } from './helpers';
 
 describe('scales and ticks', () => {
@@ -73,12 +73,17 @@ describe('series shaping', () => {
     expect(d).toBe('M0.0,100.0L10.0,0.0M30.0,50.0');
   });
 
-  it('turns pod history into one series per datastore', () => {
+  it('turns pod history into the imbalance and one named series per datastore, most loaded first', () => {
     const h = fixture<PodHistory>('pod_history.json');
-    const series = h.datastores.map((d) => timeSeries(d.points, (p) => p.N));
-    expect(series).toHaveLength(3);
-    expect(series[0].length).toBe(h.datastores[0].points.length);
-    expect(series[0][0].x).toBeLessThan(series[0][series[0].length - 1].x);
+    const pod = fixture<PodSummary[]>('pods.json')[0];
+    const s = historySeries(h.points, pod.datastores);
+    expect(s.imbalance.map((p) => p.y)).toEqual(h.points.map((p) => p.imbalance));
+    expect(s.datastores.map((d) => d.id).sort()).toEqual(pod.datastores.map((d) => d.id).sort());
+    const last = h.points[h.points.length - 1].normalized_load;
+    const order = Object.keys(last).sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0));
+    expect(s.datastores.map((d) => d.id)).toEqual(order);
+    expect(s.datastores[0].name).toBe(pod.datastores.find((d) => d.id === order[0])?.name);
+    expect(s.datastores[0].points).toHaveLength(h.points.length);
   });
 });
 
@@ -97,9 +102,11 @@ describe('device model line', () => {
     expect(fittedLine(-0.2, 3, 10)).toBeNull();
   });
 
-  it('sizes the scatter to hold every point and the line', () => {
+  it('sizes the scatter to hold every recorded point and the fitted line', () => {
     const pts = fixture<ModelPoint[]>('datastore_points.json');
-    const line = fittedLine(0.704, 3.1, Math.max(...pts.map((p) => p.oio)));
+    const model = fixture<DatastoreDetail>('datastore.json').model;
+    const line = fittedLine(model?.slope_ms_per_oio, model?.intercept_ms, Math.max(...pts.map((p) => p.oio)));
+    expect(line?.P).toBeCloseTo(model?.P ?? 0);
     const d = scatterDomains(pts, line);
     expect(d.x[0]).toBe(0);
     expect(d.y[0]).toBe(0);

@@ -1,7 +1,9 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api/client';
-import type { PoolTreeDoc } from '../src/api/types';
+import type { DatastoreDetail, PodSummary, PoolTreeDoc, Problem, VCenter } from '../src/api/types';
+import { compact } from '../src/shape/format';
+import { imbalanceStatus } from '../src/shape/overview';
 import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host';
 import { App } from '../src/views/App';
 import { AppContext } from '../src/views/common';
@@ -10,16 +12,20 @@ import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './he
 
 const BASE = 'https://basil.test/api/v1';
 
+const POD = fixture<PodSummary[]>('pods.json')[0];
+const DS = fixture<DatastoreDetail>('datastore.json');
+const GUID = '5f2c3c1e-1111-4a4a-9e9e-000000000001';
+
 const apiRoutes = (extra: Record<string, unknown | Responder> = {}) => ({
   'GET /vcenters': fixture('vcenters.json'),
   'GET /pods': fixture('pods.json'),
-  'GET /pods/basil-pod': fixture('pod.json'),
-  'GET /pods/basil-pod/history': fixture('pod_history.json'),
-  'GET /pods/basil-pod/recommendations': fixture('recommendation.json'),
+  [`GET /pods/${POD.name}`]: fixture('pod.json'),
+  [`GET /pods/${POD.name}/history`]: fixture('pod_history.json'),
+  [`GET /pods/${POD.name}/recommendations`]: fixture('recommendation.json'),
   'GET /plans': [],
-  'GET /datastores/datastore-101': fixture('datastore.json'),
-  'GET /datastores/datastore-101/model/points': fixture('datastore_points.json'),
-  'GET /datastores/datastore-101/load': fixture('datastore_load.json'),
+  [`GET /datastores/${DS.id}`]: fixture('datastore.json'),
+  [`GET /datastores/${DS.id}/model/points`]: fixture('datastore_points.json'),
+  [`GET /datastores/${DS.id}/load`]: fixture('datastore_load.json'),
   ...extra,
 });
 
@@ -61,21 +67,29 @@ describe('pool tree editor', () => {
   }
 
   it('shows each of the service’s validation problems on the field it names', async () => {
-    const f = renderEditor({ 'POST /pools/validate': () => ({ status: 400, body: fixture('pool_problems.json') }) });
-    fireEvent.change(screen.getByTestId('pool-pools[0].children[0]-reservation'), { target: { value: '900' } });
+    const { problems } = fixture<{ problems: Problem[] }>('pool_problems.json');
+    const f = renderEditor({ 'POST /pools/validate': fixture('pool_problems.json') });
+    fireEvent.change(screen.getByTestId('pool-pools[0].children[0]-reservation'), { target: { value: '-1' } });
+    fireEvent.change(screen.getByTestId('pool-pools[0]-limit'), { target: { value: '100' } });
     fireEvent.click(screen.getByTestId('pool-validate'));
     await screen.findByTestId('pool-problems');
-    expect(screen.getByTestId('pool-problems').textContent).toContain('3 problems');
-    const res = screen.getByTestId('pool-pools[0].children[0]-reservation');
-    expect(res.getAttribute('aria-invalid')).toBe('true');
-    expect(within(res.closest('td') as HTMLElement).getByText('reservation 900 is above the limit 500')).toBeTruthy();
-    expect(screen.getByTestId('pool-pools[1]-name').getAttribute('aria-invalid')).toBe('true');
-    expect(screen.getByTestId('pool-root-reservation').getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getByTestId('pool-problems').textContent).toContain(`${problems.length} problems`);
+    for (const p of problems.filter((x) => x.field.startsWith('pools[0]'))) {
+      const [, node, field] = /^(.*)\.(\w+)$/.exec(p.field) ?? [];
+      const input = screen.getByTestId(`pool-${node}-${field}`);
+      expect(input.getAttribute('aria-invalid')).toBe('true');
+      expect(within(input.closest('td') as HTMLElement).getByText(p.message)).toBeTruthy();
+    }
     expect(screen.getByTestId('pool-pools[0]-name').getAttribute('aria-invalid')).toBe('false');
-    // The edit went to the service as a number, in the tree it validated.
+    // Problems about nodes this tree does not have are listed on their own, with their fields.
+    for (const p of problems.filter((x) => x.field.startsWith('pools[1]'))) {
+      expect(screen.getByTestId('pool-problems').textContent).toContain(p.message);
+    }
+    // The edits went to the service as numbers, in the tree it validated, with its version.
     const sent = f.calls[0].body as PoolTreeDoc;
-    expect(sent.pools[0].children?.[0].reservation).toBe(900);
-    expect(sent.version).toBe(3);
+    expect(sent.pools[0].children?.[0].reservation).toBe(-1);
+    expect(sent.pools[0].limit).toBe(100);
+    expect(sent.version).toBe(fixture<PoolTreeDoc[]>('pools.json')[0].version);
   });
 
   it('says so when the tree is valid', async () => {
@@ -85,18 +99,19 @@ describe('pool tree editor', () => {
   });
 
   it('explains a version conflict on save', async () => {
-    renderEditor({ 'PUT /pools/pod-srp': () => ({ status: 409, body: { error: 'conflict', message: 'version 3 is not the current version 4.' } }) });
-    fireEvent.change(screen.getByTestId('pool-pools[1]-shares'), { target: { value: 'low' } });
+    const tree = fixture<PoolTreeDoc[]>('pools.json')[0];
+    renderEditor({ [`PUT /pools/${tree.name}`]: () => ({ status: 409, body: { error: 'conflict', message: 'the tree changed (version 2).' } }) });
+    fireEvent.change(screen.getByTestId('pool-pools[0]-shares'), { target: { value: 'low' } });
     fireEvent.click(screen.getByTestId('pool-save'));
     const err = await screen.findByTestId('pool-error');
-    expect(err.textContent).toContain('version 3 is not the current version 4.');
+    expect(err.textContent).toContain('the tree changed (version 2).');
     expect(err.textContent).toContain('reload it');
   });
 });
 
 describe('theme', () => {
   it('follows the vSphere Client’s theme and its changes', async () => {
-    const c = clientSdk(['urn:vmomi:Datastore:datastore-101:5f2c3c1e-1111-4a4a-9e9e-000000000001'], 'dark');
+    const c = clientSdk([`urn:vmomi:Datastore:${DS.id}:${GUID}`], 'dark');
     const host = await ClientHost.create(c.sdk);
     window.location.hash = '#/datastore';
     render(<App host={host} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
@@ -142,11 +157,12 @@ describe('standalone sign-in', () => {
 
     fireEvent.change(screen.getByTestId('token-input'), { target: { value: 'good' } });
     fireEvent.click(screen.getByTestId('token-submit'));
-    const table = await screen.findByTestId('datastores-basil-pod');
+    const table = await screen.findByTestId(`datastores-${POD.name}`);
     expect(session.getItem('basil.apiToken')).toBe('good');
     const loads = within(table).getAllByTestId('normalized-load').map((e) => e.textContent);
-    expect(loads).toEqual(['4.15', '2.21', '0.52']);
-    expect(screen.getByTestId('imbalance').getAttribute('data-status')).toBe('over');
+    const expected = [...POD.datastores].sort((a, b) => (b.normalized_load ?? 0) - (a.normalized_load ?? 0));
+    expect(loads).toEqual(expected.map((d) => compact(d.normalized_load)));
+    expect(screen.getByTestId('imbalance').getAttribute('data-status')).toBe(imbalanceStatus(POD.imbalance, POD.threshold));
   });
 
   it('goes back to the token screen when the service stops accepting the token', async () => {
@@ -161,43 +177,51 @@ describe('standalone sign-in', () => {
 
 describe('inside the vSphere Client', () => {
   it('shows the datastore of the context object, authenticated by the client session', async () => {
-    const c = clientSdk(['urn:vmomi:Datastore:datastore-101:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    const c = clientSdk([`urn:vmomi:Datastore:${DS.id}:${GUID}`]);
     const f = fakeFetch(apiRoutes());
     window.location.hash = '#/datastore';
     render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
-    expect((await screen.findByTestId('view-title')).textContent).toBe('3diskLUN');
-    const call = f.calls.find((x) => x.path === '/datastores/datastore-101');
+    expect((await screen.findByTestId('view-title')).textContent).toBe(DS.name);
+    const call = f.calls.find((x) => x.path === `/datastores/${DS.id}`);
     expect(call?.headers['X-Basil-VC-Session']).toBe('vc-session-1');
     expect(call?.headers['X-Basil-VC-Server']).toBe('127.0.0.1:8989');
     expect(screen.queryByTestId('token-screen')).toBeNull();
   });
 
+  // The pods' storage_pod ids (asked of the service in service-notes.md) are added here.
+  const podsWithStoragePod = [{ ...POD, storage_pod: 'group-p7' }];
+
   it('finds the pod of a datastore cluster by its StoragePod id', async () => {
-    const c = clientSdk(['urn:vmomi:StoragePod:group-p7:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    const c = clientSdk([`urn:vmomi:StoragePod:group-p7:${GUID}`]);
     window.location.hash = '#/storagepod';
-    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
-    expect((await screen.findByTestId('view-title')).textContent).toBe('basil-pod');
+    const f = fakeFetch(apiRoutes({ 'GET /pods': podsWithStoragePod }));
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
+    expect((await screen.findByTestId('view-title')).textContent).toBe(POD.name);
   });
 
   it('says when a datastore cluster is not a Basil pod', async () => {
-    const c = clientSdk(['urn:vmomi:StoragePod:group-p99:5f2c3c1e-1111-4a4a-9e9e-000000000001']);
+    const c = clientSdk([`urn:vmomi:StoragePod:group-p99:${GUID}`]);
     window.location.hash = '#/storagepod';
-    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
+    const f = fakeFetch(apiRoutes({ 'GET /pods': podsWithStoragePod }));
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
     await screen.findByTestId('not-a-pod');
   });
 
   it('opens another datastore in its own monitor tab through the client', async () => {
     const c = clientSdk([]);
     window.location.hash = '#/pods';
-    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes()).fetch} />);
-    const link = await screen.findByRole('button', { name: '9diskLUN' });
+    const vcenters = fixture<VCenter[]>('vcenters.json').map((v) => ({ ...v, instance_uuid: GUID }));
+    const f = fakeFetch(apiRoutes({ 'GET /vcenters': vcenters }));
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
+    const target = POD.datastores[POD.datastores.length - 1];
+    const link = await screen.findByRole('button', { name: target.name });
     await waitFor(() => {
       fireEvent.click(link);
       expect(c.navigations).toHaveLength(1);
     });
     expect(c.navigations[0]).toEqual({
       targetViewId: 'basil.datastore.monitor',
-      objectId: 'urn:vmomi:Datastore:datastore-103:5f2c3c1e-1111-4a4a-9e9e-000000000001',
+      objectId: `urn:vmomi:Datastore:${target.id}:${GUID}`,
     });
   });
 });

@@ -20,7 +20,7 @@ describe('context objects', () => {
 
   it('prefixes ids with the vCenter name only when several are configured', () => {
     const one = fixture<VCenter[]>('vcenters.json');
-    const two: VCenter[] = [...one, { name: 'vc2', connected: true, instance_uuid: 'guid-2' }];
+    const two: VCenter[] = [...one.map((v) => ({ ...v, instance_uuid: 'guid-1' })), { name: 'vc2', connected: true, instance_uuid: 'guid-2' }];
     const ctx = parseContextId('urn:vmomi:Datastore:datastore-42:guid-2');
     expect(ctx && resolveContextId(ctx, one)).toBe('datastore-42');
     expect(ctx && resolveContextId(ctx, two)).toBe('vc2:datastore-42');
@@ -31,15 +31,15 @@ describe('context objects', () => {
   });
 
   it('builds the URN to open an object, when the vCenter uuid is known', () => {
-    const vcs = fixture<VCenter[]>('vcenters.json');
-    expect(urnFor('Datastore', 'datastore-103', vcs, null)).toBe('urn:vmomi:Datastore:datastore-103:5f2c3c1e-1111-4a4a-9e9e-000000000001');
+    const vcs = fixture<VCenter[]>('vcenters.json').map((v) => ({ ...v, instance_uuid: 'vc-guid' }));
+    expect(urnFor('Datastore', 'datastore-103', vcs, null)).toBe('urn:vmomi:Datastore:datastore-103:vc-guid');
     expect(urnFor('Datastore', 'datastore-103', [{ name: 'lab', connected: true }], 'ctx-guid')).toBe('urn:vmomi:Datastore:datastore-103:ctx-guid');
     expect(urnFor('Datastore', 'datastore-103', [{ name: 'lab', connected: true }], null)).toBeNull();
   });
 
   it('maps a StoragePod to the pod the service says it is', () => {
-    const pods = fixture<PodSummary[]>('pods.json');
-    expect(podForStoragePod('group-p7', pods)?.name).toBe('basil-pod');
+    const pods = fixture<PodSummary[]>('pods.json').map((p) => ({ ...p, storage_pod: 'group-p7' }));
+    expect(podForStoragePod('group-p7', pods)?.name).toBe(pods[0].name);
     expect(podForStoragePod('group-p8', pods)).toBeNull();
   });
 });

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { Plan, PodDetail, PodSummary, Recommendation } from '../src/api/types';
+import type { Plan, PodSummary, Recommendation } from '../src/api/types';
 import { ago, compact, gb, limit, ms } from '../src/shape/format';
 import {
   datastoreRows,
   imbalanceStatus,
   isPlanFinal,
   moveEffect,
+  moveEnds,
   movesSummary,
   pendingMoveCount,
+  pendingMoves,
   planProgress,
   recommendationBars,
   splitMoves,
@@ -15,6 +17,7 @@ import {
 import { fixture } from './helpers';
 
 const pod = fixture<PodSummary[]>('pods.json')[0];
+const byLoad = [...pod.datastores].sort((x, y) => (y.normalized_load ?? 0) - (x.normalized_load ?? 0));
 
 describe('pod overview', () => {
   it.each([
@@ -28,10 +31,10 @@ describe('pod overview', () => {
 
   it('lists datastores most loaded first with bars relative to the highest N', () => {
     const rows = datastoreRows([...pod.datastores].reverse());
-    expect(rows.map((r) => r.ds.name)).toEqual(['3diskLUN', '6diskLUN', '9diskLUN']);
+    expect(rows.map((r) => r.ds.name)).toEqual(byLoad.map((d) => d.name));
     expect(rows[0].share).toBe(1);
-    expect(rows[2].share).toBeCloseTo(0.52 / 4.15);
-    expect(rows[0].usedPct).toBeCloseTo((100 * (150 - 92)) / 150);
+    expect(rows[2].share).toBeCloseTo((byLoad[2].normalized_load ?? 0) / (byLoad[0].normalized_load ?? 1));
+    expect(rows[0].usedPct).toBeCloseTo((100 * (byLoad[0].capacity_gb - byLoad[0].free_gb)) / byLoad[0].capacity_gb);
   });
 
   it('puts datastores without a load last and flags why they stand out', () => {
@@ -42,54 +45,69 @@ describe('pod overview', () => {
     expect(rows[rows.length - 1].share).toBe(0);
   });
 
-  it('counts pending moves given as a number or as a list', () => {
+  it('counts pending moves given as a number or as a list, and finds the list', () => {
     expect(pendingMoveCount({ pending_moves: 3 })).toBe(3);
-    expect(pendingMoveCount({ pending_moves: fixture<PodDetail>('pod.json').recent_moves ?? [] })).toBe(1);
+    expect(pendingMoveCount(pod)).toBe(pod.pending_moves);
+    const moves = fixture<Plan>('plan_proposed.json').moves;
+    expect(pendingMoveCount({ pending_moves: moves })).toBe(moves.length);
+    expect(pendingMoves({ pending: moves, pending_moves: moves.length })).toBe(moves);
+    expect(pendingMoves({ pending_moves: 2 })).toEqual([]);
   });
 });
 
 describe('recommendations and plans', () => {
   const rec = fixture<Recommendation>('recommendation.json');
+  const m = rec.moves[0];
 
-  it('says what a move is predicted to do, with datastore names', () => {
-    expect(moveEffect(rec.moves[0], pod.datastores)).toBe(
-      '3diskLUN: N 4.15 → 2.46; 9diskLUN: N 0.52 → 1.11; imbalance 0.69 → 0.33',
+  it('says what a move is predicted to do, with the datastores’ names', () => {
+    expect(moveEffect(m, pod.datastores)).toBe(
+      `${m.from_name}: N ${compact(m.from_N_before)} → ${compact(m.from_N_after)}; ` +
+        `${m.to_name}: N ${compact(m.to_N_before)} → ${compact(m.to_N_after)}; ` +
+        `imbalance ${compact(m.imbalance_before)} → ${compact(m.imbalance_after)}`,
     );
+    // Without the service's names, the pod's datastores name the ends.
+    const bare = { ...m, from_name: undefined, to_name: undefined };
+    expect(moveEnds(bare, pod.datastores)).toEqual({ from: m.from_name, to: m.to_name });
+    expect(moveEnds(bare, [])).toEqual({ from: m.from, to: m.to });
   });
 
-  it('pairs every datastore’s N before and after the moves', () => {
+  it('pairs every datastore’s N before and after the moves, most loaded first', () => {
     const bars = recommendationBars(rec, pod.datastores);
-    expect(bars.map((b) => [b.name, b.before, b.after])).toEqual([
-      ['3diskLUN', 4.15, 2.46],
-      ['6diskLUN', 2.21, 1.75],
-      ['9diskLUN', 0.52, 1.43],
-    ]);
+    expect(bars.map((b) => b.id).sort()).toEqual(Object.keys(rec.before.normalized_load).sort());
+    for (const b of bars) {
+      expect(b.before).toBe(rec.before.normalized_load[b.id]);
+      expect(b.after).toBe(rec.after.normalized_load[b.id]);
+      expect(b.name).toBe(pod.datastores.find((d) => d.id === b.id)?.name);
+    }
+    expect(bars[0].before).toBe(Math.max(...Object.values(rec.before.normalized_load)));
   });
 
   it('sums what the moves copy', () => {
-    expect(movesSummary(rec.moves)).toBe('2 disks, 20.0 GB to copy');
-    expect(movesSummary(rec.moves.slice(0, 1))).toBe('1 disk, 10.0 GB to copy');
+    const total = rec.moves.reduce((t, x) => t + x.size_gb, 0);
+    expect(movesSummary(rec.moves)).toBe(`${rec.moves.length} disks, ${compact(total)} GB to copy`);
+    expect(movesSummary(rec.moves.slice(0, 1))).toBe(`1 disk, ${compact(m.size_gb)} GB to copy`);
   });
 
   it('takes the service’s plan progress, or averages the moves', () => {
     const running = fixture<Plan>('plan_running.json');
-    expect(planProgress(running)).toBe(70);
-    expect(planProgress({ ...running, progress: null })).toBe(70);
+    expect(planProgress(running)).toBe(running.progress);
+    const mean = running.moves.reduce((t, x) => t + (x.progress ?? 0), 0) / running.moves.length;
+    expect(planProgress({ ...running, progress: null })).toBe(Math.round(mean));
     expect(planProgress({ ...fixture<Plan>('plan_proposed.json'), progress: undefined })).toBe(0);
+    const done = fixture<Plan>('plan_succeeded.json');
+    expect(planProgress({ ...done, progress: null })).toBe(100);
     expect(isPlanFinal(running)).toBe(false);
-    expect(isPlanFinal(fixture<Plan>('plan_succeeded.json'))).toBe(true);
+    expect(isPlanFinal(done)).toBe(true);
   });
 
   it('splits plans into pending and recent moves, newest first', () => {
-    const a = fixture<Plan>('plan_running.json');
-    const b = { ...fixture<Plan>('plan_succeeded.json'), id: 4, updated_at: '2026-11-22T08:00:00Z' };
-    const { pending, recent } = splitMoves([b, a]);
-    expect(pending.map((m) => m.disk)).toEqual(['vm-205:scsi0:1']);
-    expect(recent.map((m) => [m.plan.id, m.disk])).toEqual([
-      [5, 'vm-201:scsi0:1'],
-      [4, 'vm-201:scsi0:1'],
-      [4, 'vm-205:scsi0:1'],
-    ]);
+    const running = fixture<Plan>('plan_running.json');
+    const older = { ...fixture<Plan>('plan_succeeded.json'), id: 99 };
+    const { pending, recent } = splitMoves([older, running]);
+    expect(pending.map((x) => x.disk)).toEqual(running.moves.filter((x) => x.state !== 'succeeded').map((x) => x.disk));
+    expect(recent.every((x) => x.plan.id === 99 || x.state === 'succeeded')).toBe(true);
+    const times = recent.map((x) => Date.parse(x.finished_at ?? x.plan.updated_at ?? x.plan.created_at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
   });
 });
 

@@ -8,6 +8,7 @@ import type {
   Entitlements,
   ErrorBody,
   Health,
+  Job,
   LoadPoint,
   ModelPoint,
   Plan,
@@ -230,7 +231,13 @@ export class ApiClient {
   schedules(): Promise<Schedules> {
     return this.get('/schedules');
   }
-  setRebalanceWindow(window: RebalanceWindow & { pod?: string }): Promise<Schedules> {
+  jobs(): Promise<Job[]> {
+    return this.get('/jobs');
+  }
+  me(): Promise<{ name: string; role: string; via: string }> {
+    return this.get('/me');
+  }
+  setRebalanceWindow(window: Pick<RebalanceWindow, 'cron' | 'timezone' | 'duration' | 'max_moves' | 'max_gb'>): Promise<unknown> {
     return this.request('PUT', '/schedules/rebalance', window);
   }
   async audit(limit = 100, before?: string): Promise<AuditEntry[]> {

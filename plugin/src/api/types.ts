@@ -25,9 +25,10 @@ export interface Health {
 export interface VCenter {
   name: string;
   server?: string;
-  connected: boolean;
+  connected?: boolean;
   instance_uuid?: string | null;
   last_collection?: string | null;
+  last_error?: string | null;
 }
 
 export interface DatastoreSummary {
@@ -55,6 +56,8 @@ export interface Move {
   vm_id: string;
   from: string;
   to: string;
+  from_name?: string;
+  to_name?: string;
   size_gb: number;
   reason_code: string;
   reason: string;
@@ -84,18 +87,22 @@ export interface PodSummary {
 }
 
 export interface PodDetail extends PodSummary {
+  /** Moves not started yet (the service's name; `pending_moves` is their count). */
+  pending?: Move[];
   recent_moves?: Move[];
 }
 
-export interface TimePoint {
+/** One modelling round of a pod: its imbalance and each datastore's normalized load N. */
+export interface HistoryPoint {
   t: string;
-  value: number;
+  imbalance: number | null;
+  normalized_load: Record<string, number | null>;
 }
 
 export interface PodHistory {
   pod: string;
-  imbalance: TimePoint[];
-  datastores: { id: string; name: string; points: { t: string; N: number }[] }[];
+  hours?: number;
+  points: HistoryPoint[];
 }
 
 export interface DeviceModel {
@@ -105,6 +112,8 @@ export interface DeviceModel {
   intercept_ms: number | null;
   r2: number | null;
   points_used: number | null;
+  points_filtered?: number | null;
+  summary?: string | null;
   fitted_at: string | null;
 }
 
@@ -115,31 +124,43 @@ export interface DatastoreDetail extends DatastoreSummary {
 export interface ModelPoint {
   oio: number;
   latency_ms: number;
+  iops?: number | null;
   t: string;
 }
 
 export interface LoadPoint {
   t: string;
-  N: number;
-  latency_ms?: number | null;
-  iops?: number | null;
+  normalized_load: number | null;
+  load_sum_L?: number | null;
 }
 
+/** BASIL's workload model of a disk: the four parameters (90th percentiles) and the load L (eq. 1). */
 export interface WorkloadParams {
   oio: number;
   io_size_kb: number;
   read_pct: number;
   random_pct: number;
-  L?: number;
-  status?: string;
+  L?: number | null;
+  samples?: number;
+  flags?: string[];
+  fitted_at?: string | null;
 }
 
-export interface SrpSettings {
+/** A disk's storageIOAllocation: limit -1 is unlimited. */
+export interface IoAllocation {
   reservation: number;
   limit: number;
   shares: number;
-  entitlement: number | null;
-  demand?: number | null;
+  shares_level?: string;
+}
+
+export interface AppliedSetting {
+  reservation: number;
+  limit: number;
+  shares: number;
+  issued_at?: string | null;
+  outcome?: string;
+  message?: string | null;
 }
 
 export interface DiskDetail {
@@ -149,25 +170,35 @@ export interface DiskDetail {
   datastore: string;
   datastore_name?: string;
   size_gb: number;
-  pool: string | null;
   model: WorkloadParams | null;
-  srp: SrpSettings | null;
+  /** What vCenter has now. */
+  io?: IoAllocation | null;
+  /** What Basil's SRP loop last issued. */
+  applied?: AppliedSetting | null;
+  latest?: { t: string; iops: number | null; latency_ms: number | null; oio: number | null } | null;
+}
+
+export interface VmPoolRef {
+  pool_tree: string;
+  datastore: string;
 }
 
 export interface VmDetail {
   id: string;
   name: string;
   host?: string | null;
+  host_name?: string | null;
   power_state?: string | null;
-  pools?: string[];
+  pools?: VmPoolRef[];
   disks: DiskDetail[];
 }
 
 export interface DiskModelSeries {
   disk: string;
+  percentile?: number;
+  hours?: number;
+  /** Successive fits of the workload model (each the 90th percentiles of its window). */
   points: ({ t: string } & WorkloadParams)[];
-  p90: ({ t: string } & WorkloadParams)[];
-  current?: WorkloadParams | null;
 }
 
 export interface LoadState {
@@ -182,6 +213,9 @@ export interface Recommendation {
   before: LoadState;
   after: LoadState;
   moves: Move[];
+  threshold?: number;
+  stop_reason?: string | null;
+  notes?: string[];
 }
 
 export type PlanState = 'proposed' | 'approved' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -191,9 +225,13 @@ export interface Plan {
   pod: string;
   state: PlanState | string;
   created_at: string;
+  created_by?: string | null;
+  started_at?: string | null;
+  finished_at?: string | null;
   updated_at?: string | null;
   recommendation_id?: string | number | null;
   progress?: number | null;
+  size_gb?: number | null;
   moves: Move[];
   message?: string | null;
 }
@@ -213,64 +251,80 @@ export interface PoolNode extends Controls {
 
 export interface PoolTreeDoc {
   name: string;
+  /** The datastore's name (or id) the tree divides. */
   datastore: string;
   version?: number;
   root: Controls;
   pools: PoolNode[];
+  sioc?: boolean;
+  datastore_id?: string;
+  vcenter?: string;
+  updated_at?: string | null;
+  updated_by?: string | null;
 }
 
+/** SRP's result for a pool, VM or disk: limit null is unlimited. */
 export interface Entitlement {
   reservation: number;
-  limit: number;
+  limit: number | null;
   shares: number;
   entitlement: number | null;
   demand: number | null;
-  applied?: { reservation: number; limit: number; shares: number; at: string } | null;
-}
-
-export interface VmEntitlement extends Entitlement {
-  vm: string;
-  vm_id?: string;
-  pool?: string | null;
-  disks: ({ disk: string } & Entitlement)[];
 }
 
 export interface Entitlements {
-  pool: string;
+  name: string;
   datastore: string;
+  computed_at?: string | null;
+  measured_at?: string | null;
   array_iops: number | null;
-  vms: VmEntitlement[];
+  queue_depth?: number | null;
+  latency_threshold_ms?: number | null;
   hosts: { host: string; queue_depth: number }[];
+  pools: ({ pool: string } & Entitlement)[];
+  vms: ({ vm: string; vm_id?: string } & Entitlement)[];
+  disks: ({ disk: string; vm: string; applied?: AppliedSetting | null } & Entitlement)[];
 }
 
 export interface Job {
   id: string;
   name: string;
+  description?: string;
+  enabled?: boolean;
   trigger: string;
   next_run: string | null;
   last_run: { started: string; finished: string | null; outcome: string; message: string | null } | null;
 }
 
 export interface RebalanceWindow {
+  enabled?: boolean;
   cron: string;
   timezone: string;
   duration: string;
+  duration_s?: number;
   max_moves: number;
   max_gb: number;
+  next_window?: { start: string; end: string } | null;
 }
 
 export interface Schedules {
-  jobs?: Job[];
+  collect_s?: number;
+  model_s?: number;
+  recommend_s?: number;
+  srp_s?: number;
   rebalance?: RebalanceWindow;
-  pods?: { pod: string; rebalance: RebalanceWindow }[];
+  pods?: Record<string, { mode?: string; rebalance: RebalanceWindow }>;
 }
 
 export interface AuditEntry {
+  id?: number;
   at: string;
   who: string;
+  via?: string;
   action: string;
   target: string;
   from: string;
   outcome: string;
+  message?: string | null;
   detail: unknown;
 }

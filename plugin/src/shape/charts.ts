@@ -159,3 +159,30 @@ export const SERIES_COLORS = ['#0072a3', '#e57200', '#5e8e00', '#8939ad', '#c21d
 export function seriesColor(i: number): string {
   return SERIES_COLORS[((i % SERIES_COLORS.length) + SERIES_COLORS.length) % SERIES_COLORS.length];
 }
+
+export interface NamedSeries {
+  id: string;
+  name: string;
+  points: XY[];
+}
+
+/**
+ * A pod's history as chart series: the imbalance, and one normalized-load series per datastore
+ * (named from `datastores`, most loaded first by their latest point).
+ */
+export function historySeries(
+  points: { t: string; imbalance: number | null; normalized_load: Record<string, number | null> }[],
+  datastores: { id: string; name: string }[],
+): { imbalance: XY[]; datastores: NamedSeries[] } {
+  const imbalance = timeSeries(points, (p) => p.imbalance);
+  const ids = new Set<string>();
+  for (const p of points) for (const id of Object.keys(p.normalized_load ?? {})) ids.add(id);
+  const series = [...ids].map((id) => ({
+    id,
+    name: datastores.find((d) => d.id === id)?.name ?? id,
+    points: timeSeries(points, (p) => p.normalized_load?.[id] ?? null),
+  }));
+  const last = (s: NamedSeries) => s.points.filter((p) => p.y !== null).at(-1)?.y ?? -Infinity;
+  series.sort((a, b) => last(b) - last(a) || a.name.localeCompare(b.name));
+  return { imbalance, datastores: series };
+}

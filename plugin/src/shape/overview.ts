@@ -64,10 +64,14 @@ export function nameOf(id: string, datastores: DatastoreSummary[]): string {
   return datastores.find((d) => d.id === id || d.name === id)?.name ?? id;
 }
 
+/** The names of a move's source and target: the service's, else looked up, else the ids. */
+export function moveEnds(move: Move, datastores: DatastoreSummary[] = []): { from: string; to: string } {
+  return { from: move.from_name ?? nameOf(move.from, datastores), to: move.to_name ?? nameOf(move.to, datastores) };
+}
+
 /** One line on what a move is predicted to do: both datastores' N and the pod's imbalance. */
 export function moveEffect(move: Move, datastores: DatastoreSummary[] = []): string {
-  const from = nameOf(move.from, datastores);
-  const to = nameOf(move.to, datastores);
+  const { from, to } = moveEnds(move, datastores);
   return (
     `${from}: N ${compact(move.from_N_before)} → ${compact(move.from_N_after)}; ` +
     `${to}: N ${compact(move.to_N_before)} → ${compact(move.to_N_after)}; ` +
@@ -145,6 +149,12 @@ export function stateTone(state: string | undefined): 'success' | 'danger' | 'wa
     default:
       return 'neutral';
   }
+}
+
+/** A pod's moves not started yet: the service's list, or none when it only gives their count. */
+export function pendingMoves(pod: { pending?: Move[]; pending_moves?: number | Move[] }): Move[] {
+  if (Array.isArray(pod.pending)) return pod.pending;
+  return Array.isArray(pod.pending_moves) ? pod.pending_moves : [];
 }
 
 /** Recent moves of a pod (newest first) and pending ones, from a pod detail or a list of plans. */

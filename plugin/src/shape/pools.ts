@@ -1,7 +1,7 @@
 // The SRP pool tree as the editor sees it: rows addressed by the same paths the service's validation
 // names (`pools[0].children[1].limit`), immutable edits, and the service's problems placed on their rows.
 
-import type { Controls, PoolNode, PoolTreeDoc, Problem } from '../api/types';
+import type { AppliedSetting, Controls, Entitlement, Entitlements, PoolNode, PoolTreeDoc, Problem } from '../api/types';
 
 /** A node's address: 'root', or 'pools[i]' followed by '.children[j]' steps. */
 export type NodePath = string;
@@ -174,6 +174,44 @@ export function emptyTree(name: string, datastore: string): PoolTreeDoc {
 /** The document as the API takes it (no version for a new tree). */
 export function docForSave(doc: PoolTreeDoc): PoolTreeDoc {
   const out: PoolTreeDoc = { name: doc.name, datastore: doc.datastore, root: doc.root ?? {}, pools: doc.pools ?? [] };
+  if (doc.sioc !== undefined) out.sioc = doc.sioc;
   if (doc.version !== undefined) out.version = doc.version;
   return out;
+}
+
+export interface EntitlementRow {
+  kind: 'pool' | 'vm' | 'disk';
+  label: string;
+  ent: Entitlement;
+  applied: AppliedSetting | null;
+}
+
+/** The live entitlements as table rows: the pools, then each VM followed by its disks. */
+export function entitlementRows(e: Entitlements): EntitlementRow[] {
+  const rows: EntitlementRow[] = (e.pools ?? []).map((p) => ({ kind: 'pool', label: p.pool, ent: p, applied: null }));
+  const seen = new Set<string>();
+  for (const vm of e.vms ?? []) {
+    rows.push({ kind: 'vm', label: vm.vm, ent: vm, applied: null });
+    for (const d of (e.disks ?? []).filter((x) => x.vm === vm.vm)) {
+      seen.add(d.disk);
+      rows.push({ kind: 'disk', label: d.disk, ent: d, applied: d.applied ?? null });
+    }
+  }
+  // Disks of a VM the service did not list on its own still show.
+  for (const d of (e.disks ?? []).filter((x) => !seen.has(x.disk))) {
+    rows.push({ kind: 'disk', label: d.disk, ent: d, applied: d.applied ?? null });
+  }
+  return rows;
+}
+
+/** The entitlement of one disk (vm-17:scsi0:1) in a set of trees' entitlements, or null. */
+export function diskEntitlement(
+  disk: string,
+  all: Entitlements[],
+): { tree: string; ent: Entitlement; applied: AppliedSetting | null } | null {
+  for (const e of all) {
+    const d = (e.disks ?? []).find((x) => x.disk === disk);
+    if (d) return { tree: e.name, ent: d, applied: d.applied ?? null };
+  }
+  return null;
 }

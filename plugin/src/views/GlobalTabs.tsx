@@ -3,13 +3,13 @@
 
 import { useState } from 'react';
 import { ApiError } from '../api/client';
-import type { AuditEntry, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
+import type { AuditEntry, Job, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
 import { LineChart } from '../charts/Charts';
-import { timeSeries } from '../shape/charts';
+import { historySeries } from '../shape/charts';
 import { dateTime } from '../shape/format';
 import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, StateLabel, useApp, useLoad } from './common';
 
-function WindowForm({ window, pod, onSaved }: { window: RebalanceWindow; pod?: string; onSaved: () => void }) {
+function WindowForm({ window, onSaved }: { window: RebalanceWindow; onSaved: () => void }) {
   const { api } = useApp();
   const [w, setW] = useState<RebalanceWindow>(window);
   const [error, setError] = useState<ApiError | null>(null);
@@ -46,7 +46,8 @@ function WindowForm({ window, pod, onSaved }: { window: RebalanceWindow; pod?: s
         e.preventDefault();
         setError(null);
         try {
-          await api.setRebalanceWindow(pod ? { ...w, pod } : w);
+          const { cron, timezone, duration, max_moves, max_gb } = w;
+          await api.setRebalanceWindow({ cron, timezone, duration, max_moves, max_gb });
           setSaved(true);
           onSaved();
         } catch (err) {
@@ -69,60 +70,89 @@ function WindowForm({ window, pod, onSaved }: { window: RebalanceWindow; pod?: s
   );
 }
 
+function windowText(w: RebalanceWindow): string {
+  const next = w.next_window ? `; next ${dateTime(w.next_window.start)} to ${dateTime(w.next_window.end)}` : '';
+  return `${w.enabled === false ? 'off' : `cron ${w.cron} (${w.timezone}) for ${w.duration}`}, at most ${w.max_moves} moves and ${w.max_gb} GB${next}`;
+}
+
 export function SchedulesTab() {
   const { api } = useApp();
   const sched = useLoad<Schedules>(() => api.schedules(), 'schedules', 60_000);
+  const jobs = useLoad<Job[]>(() => api.jobs(), 'jobs', 30_000);
   return (
     <div data-testid="schedules-tab">
+      <Section title="Scheduled jobs">
+        <LoadGate loaded={jobs}>
+          {(list) => (
+            <table className="table table-compact basil-table" data-testid="jobs-table">
+              <thead>
+                <tr>
+                  <th className="left">Job</th>
+                  <th className="left">Trigger</th>
+                  <th className="left">Next run</th>
+                  <th className="left">Last run</th>
+                  <th className="left">Outcome</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((j) => (
+                  <tr key={j.id} data-job={j.id}>
+                    <td className="left">
+                      {j.name}
+                      {j.description && <div className="basil-muted basil-reason">{j.description}</div>}
+                    </td>
+                    <td className="left">
+                      <code>{j.trigger}</code>
+                    </td>
+                    <td className="left">{j.enabled === false ? 'disabled' : dateTime(j.next_run)}</td>
+                    <td className="left">{j.last_run ? dateTime(j.last_run.started) : 'never'}</td>
+                    <td className="left">
+                      {j.last_run && <StateLabel state={j.last_run.outcome} />}{' '}
+                      <span className="basil-muted">{j.last_run?.message ?? ''}</span>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </LoadGate>
+      </Section>
       <LoadGate loaded={sched}>
         {(s) => (
           <>
-            <Section title="Scheduled jobs">
-              {(s.jobs ?? []).length === 0 ? (
-                <p className="basil-muted">No scheduled jobs reported.</p>
-              ) : (
-                <table className="table table-compact basil-table" data-testid="jobs-table">
-                  <thead>
-                    <tr>
-                      <th className="left">Job</th>
-                      <th className="left">Trigger</th>
-                      <th className="left">Next run</th>
-                      <th className="left">Last run</th>
-                      <th className="left">Outcome</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {(s.jobs ?? []).map((j) => (
-                      <tr key={j.id}>
-                        <td className="left">{j.name}</td>
-                        <td className="left">
-                          <code>{j.trigger}</code>
-                        </td>
-                        <td className="left">{dateTime(j.next_run)}</td>
-                        <td className="left">{j.last_run ? dateTime(j.last_run.started) : 'never'}</td>
-                        <td className="left">
-                          {j.last_run && <StateLabel state={j.last_run.outcome} />} <span className="basil-muted">{j.last_run?.message ?? ''}</span>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </Section>
             {s.rebalance && (
-              <Section title="Rebalance window">
+              <Section title="Rebalance window" testId="rebalance-window">
                 <p className="basil-muted">
-                  Approved plans and automatic pods are applied in this window, within its move and GB budget; it stops
-                  starting moves when the window closes.
+                  Approved plans, and pods in automatic mode, are applied in this window within its move and GB
+                  budget; no move starts after the window closes. Now: {windowText(s.rebalance)}.
                 </p>
                 <WindowForm window={s.rebalance} onSaved={sched.reload} />
               </Section>
             )}
-            {(s.pods ?? []).map((p) => (
-              <Section key={p.pod} title={`Rebalance window: ${p.pod}`}>
-                <WindowForm window={p.rebalance} pod={p.pod} onSaved={sched.reload} />
+            {s.pods && Object.keys(s.pods).length > 0 && (
+              <Section title="Pods">
+                <table className="table table-compact basil-table">
+                  <thead>
+                    <tr>
+                      <th className="left">Pod</th>
+                      <th className="left">Mode</th>
+                      <th className="left">Rebalance window</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {Object.entries(s.pods).map(([pod, p]) => (
+                      <tr key={pod}>
+                        <td className="left">{pod}</td>
+                        <td className="left">
+                          <span className="label">{p.mode ?? 'manual'}</span>
+                        </td>
+                        <td className="left">{windowText(p.rebalance)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
               </Section>
-            ))}
+            )}
           </>
         )}
       </LoadGate>
@@ -136,23 +166,26 @@ function PodHistoryChart({ pod, hours }: { pod: PodSummary; hours: number }) {
   return (
     <Section title={`${pod.name}`} testId={`history-${pod.name}`}>
       <LoadGate loaded={hist}>
-        {(h) => (
+        {(h) => {
+          const hs = historySeries(h.points, pod.datastores);
+          return (
           <div className="basil-two-col">
             <LineChart
               title={`${pod.name}: imbalance over time`}
-              series={[{ name: 'imbalance', points: timeSeries(h.imbalance, (p) => p.value) }]}
+              series={[{ name: 'imbalance', points: hs.imbalance }]}
               reference={{ value: pod.threshold, label: `threshold ${pod.threshold}` }}
               yLabel="imbalance σ/μ"
               testId="imbalance-chart"
             />
             <LineChart
               title={`${pod.name}: normalized load per datastore`}
-              series={h.datastores.map((d) => ({ name: d.name, points: timeSeries(d.points, (p) => p.N) }))}
+              series={hs.datastores.map((d) => ({ name: d.name, points: d.points }))}
               yLabel="N"
               testId="load-history-chart"
             />
           </div>
-        )}
+          );
+        }}
       </LoadGate>
     </Section>
   );
@@ -221,7 +254,10 @@ export function AuditTab() {
                   {entries.map((e, i) => (
                     <tr key={`${e.at}-${i}`}>
                       <td className="left">{dateTime(e.at)}</td>
-                      <td className="left">{e.who}</td>
+                      <td className="left">
+                        {e.who}
+                        {e.via && <span className="basil-muted"> ({e.via})</span>}
+                      </td>
                       <td className="left">
                         <code>{e.action}</code>
                       </td>
@@ -230,7 +266,9 @@ export function AuditTab() {
                       <td className="left">
                         <StateLabel state={e.outcome} />
                       </td>
-                      <td className="left basil-muted basil-detail">{detailText(e.detail)}</td>
+                      <td className="left basil-muted basil-detail" title={detailText(e.detail)}>
+                        {e.message || detailText(e.detail)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

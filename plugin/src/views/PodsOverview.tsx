@@ -4,7 +4,7 @@
 import type { DatastoreSummary, Move, PodDetail, PodSummary } from '../api/types';
 import { InlineBar } from '../charts/Charts';
 import { ago, compact, dateTime, gb, iops, ms, pct } from '../shape/format';
-import { datastoreRows, imbalanceStatus, nameOf, pendingMoveCount, type Status } from '../shape/overview';
+import { datastoreRows, imbalanceStatus, moveEnds, pendingMoveCount, pendingMoves, type Status } from '../shape/overview';
 import { LoadGate, Section, StateLabel, useApp, useLoad } from './common';
 
 const STATUS_TEXT: Record<Status, string> = {
@@ -113,7 +113,7 @@ export function MovesTable({ moves, datastores, testId }: { moves: Move[]; datas
               {m.vm} <span className="basil-muted">{m.disk.split(':').slice(-2).join(':')}</span>
             </td>
             <td className="left">
-              {nameOf(m.from, datastores)} → {nameOf(m.to, datastores)}
+              {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
             </td>
             <td>{gb(m.size_gb)}</td>
             <td className="left">
@@ -130,7 +130,7 @@ export function MovesTable({ moves, datastores, testId }: { moves: Move[]; datas
 function PodCard({ pod }: { pod: PodSummary }) {
   const { api, open } = useApp();
   const detail = useLoad<PodDetail>(() => api.pod(pod.name), `pod:${pod.name}`, 30_000);
-  const pending = Array.isArray(detail.data?.pending_moves) ? (detail.data?.pending_moves as Move[]) : [];
+  const pending = detail.data ? pendingMoves(detail.data) : [];
   const recent = detail.data?.recent_moves ?? [];
   const lastRec = pod.last_recommendation;
   const lastRecAt = typeof lastRec === 'object' && lastRec !== null ? lastRec.created_at : lastRec;

@@ -4,13 +4,14 @@
 
 import { useEffect, useMemo, useState } from 'react';
 import { ApiError } from '../api/client';
-import type { Entitlements, PodSummary, PoolNode, PoolTreeDoc, Problem } from '../api/types';
+import type { AppliedSetting, Entitlements, PodSummary, PoolNode, PoolTreeDoc, Problem } from '../api/types';
 import { compact, dateTime, iops, limit } from '../shape/format';
 import {
   addChild,
   controlText,
   docForSave,
   emptyTree,
+  entitlementRows,
   flattenTree,
   type NodePath,
   parseControl,
@@ -286,6 +287,13 @@ export function PoolTreeEditor({
   );
 }
 
+function appliedText(a: AppliedSetting | null): string {
+  if (!a) return '';
+  const when = a.issued_at ? ` (${dateTime(a.issued_at)})` : '';
+  const outcome = a.outcome && a.outcome !== 'ok' ? ` ${a.outcome}: ${a.message ?? ''}` : '';
+  return `R ${iops(a.reservation)} · L ${limit(a.limit)} · S ${compact(a.shares)}${when}${outcome}`;
+}
+
 function EntitlementsTable({ name }: { name: string }) {
   const { api } = useApp();
   const ent = useLoad<Entitlements>(() => api.entitlements(name), `ent:${name}`, 30_000);
@@ -294,51 +302,39 @@ function EntitlementsTable({ name }: { name: string }) {
       {(e) => (
         <div data-testid="entitlements">
           <p className="basil-muted">
-            Array capacity {iops(e.array_iops)} IOPS ·{' '}
+            Array capacity {iops(e.array_iops)} IOPS
+            {e.latency_threshold_ms != null && ` at ${compact(e.latency_threshold_ms)} ms`} ·{' '}
             {e.hosts.map((h) => `${h.host}: queue depth ${compact(h.queue_depth)}`).join(' · ') || 'no host figures yet'}
+            {e.computed_at && ` · computed ${dateTime(e.computed_at)}`}
           </p>
           <table className="table table-compact basil-table">
             <thead>
               <tr>
-                <th className="left">VM / disk</th>
-                <th className="left">Pool</th>
+                <th className="left">Pool, VM or disk</th>
                 <th>Demand</th>
                 <th>Entitlement</th>
                 <th>Reservation</th>
                 <th>Limit</th>
                 <th>Shares</th>
-                <th className="left">Applied to vCenter</th>
+                <th className="left">Last issued to vCenter</th>
               </tr>
             </thead>
             <tbody>
-              {e.vms.flatMap((vm) => [
-                <tr key={vm.vm} className="basil-vm-row">
-                  <td className="left">
-                    <strong>{vm.vm}</strong>
+              {entitlementRows(e).map((r) => (
+                <tr key={`${r.kind}:${r.label}`} className={r.kind === 'pool' ? 'basil-vm-row' : undefined} data-disk={r.kind === 'disk' ? r.label : undefined}>
+                  <td className={`left${r.kind === 'disk' ? ' basil-indent' : ''}`}>
+                    <span className={`basil-node-kind basil-node-${r.kind}`}>{r.kind}</span> {r.kind === 'vm' ? <strong>{r.label}</strong> : r.label}
                   </td>
-                  <td className="left">{vm.pool ?? ''}</td>
-                  <td>{iops(vm.demand)}</td>
-                  <td>{iops(vm.entitlement)}</td>
-                  <td>{iops(vm.reservation)}</td>
-                  <td>{limit(vm.limit)}</td>
-                  <td>{compact(vm.shares)}</td>
-                  <td />
-                </tr>,
-                ...vm.disks.map((d) => (
-                  <tr key={`${vm.vm}/${d.disk}`} data-disk={d.disk}>
-                    <td className="left basil-indent">{d.disk}</td>
-                    <td />
-                    <td>{iops(d.demand)}</td>
-                    <td>{iops(d.entitlement)}</td>
-                    <td>{iops(d.reservation)}</td>
-                    <td>{limit(d.limit)}</td>
-                    <td>{compact(d.shares)}</td>
-                    <td className="left basil-muted">
-                      {d.applied ? `R ${iops(d.applied.reservation)} · L ${limit(d.applied.limit)} · S ${compact(d.applied.shares)} (${dateTime(d.applied.at)})` : 'not yet'}
-                    </td>
-                  </tr>
-                )),
-              ])}
+                  <td>{iops(r.ent.demand)}</td>
+                  <td>{iops(r.ent.entitlement)}</td>
+                  <td>{iops(r.ent.reservation)}</td>
+                  <td>{r.ent.limit === null ? 'unlimited' : limit(r.ent.limit)}</td>
+                  <td>{compact(r.ent.shares)}</td>
+                  <td className="left basil-muted" data-testid={r.kind === 'disk' ? 'applied' : undefined}>
+                    {r.kind === 'disk' ? appliedText(r.applied) || 'not yet' : ''}
+                  </td>
+                </tr>
+              ))}
             </tbody>
           </table>
         </div>
@@ -365,7 +361,7 @@ function NewTreeForm({ onCreate }: { onCreate: (doc: PoolTreeDoc) => void }) {
       <select className="clr-select" value={datastore} onChange={(e) => setDatastore(e.target.value)} aria-label="datastore">
         <option value="">datastore…</option>
         {datastores.map((d) => (
-          <option key={d.id} value={d.id}>
+          <option key={d.id} value={d.name}>
             {d.name}
           </option>
         ))}

@@ -6,7 +6,7 @@ import { ApiError } from '../api/client';
 import type { DatastoreSummary, Move, Plan, Recommendation } from '../api/types';
 import { BeforeAfterBars } from '../charts/Charts';
 import { compact, dateTime, gb } from '../shape/format';
-import { isPlanFinal, moveEffect, movesSummary, nameOf, planProgress, recommendationBars } from '../shape/overview';
+import { isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
 function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
@@ -29,7 +29,7 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
               <div className="basil-muted">{m.disk}</div>
             </td>
             <td className="left">
-              {nameOf(m.from, datastores)} → <strong>{nameOf(m.to, datastores)}</strong>
+              {moveEnds(m, datastores).from} → <strong>{moveEnds(m, datastores).to}</strong>
             </td>
             <td>{gb(m.size_gb)}</td>
             <td className="left">
@@ -133,7 +133,7 @@ export function PlanProgress({ planId, datastores, onFinished }: { planId: strin
                         {m.vm} <span className="basil-muted">{m.disk}</span>
                       </td>
                       <td className="left">
-                        {nameOf(m.from, datastores)} → {nameOf(m.to, datastores)}
+                        {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
                       </td>
                       <td className="left">
                         <StateLabel state={m.state ?? 'pending'} />
@@ -227,14 +227,20 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
               <p className="basil-muted">No recommendation yet for {pod}. Recompute to get one.</p>
             ) : r.moves.length === 0 ? (
               <p data-testid="balanced">
-                {pod} is balanced (imbalance {compact(r.before?.imbalance)} at {dateTime(r.created_at)}): no moves recommended.
+                No moves recommended for {pod} at {dateTime(r.created_at)}: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
               </p>
             ) : (
               <>
                 <p>
                   Computed {dateTime(r.created_at)}: {movesSummary(r.moves)}. Imbalance{' '}
-                  <strong>{compact(r.before?.imbalance)}</strong> → <strong data-testid="imbalance-after">{compact(r.after?.imbalance)}</strong>.
+                  <strong>{compact(r.before?.imbalance)}</strong> → <strong data-testid="imbalance-after">{compact(r.after?.imbalance)}</strong>
+                  {r.stop_reason ? ` (${r.stop_reason})` : ''}.
                 </p>
+                {(r.notes ?? []).map((n, i) => (
+                  <Alert key={i} kind="info">
+                    {n}
+                  </Alert>
+                ))}
                 <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
                 <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
                 <div className="basil-actions">
@@ -270,7 +276,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                     <ul className="basil-confirm-list">
                       {r.moves.map((m, i) => (
                         <li key={i}>
-                          {m.vm} {m.disk}: {nameOf(m.from, datastores)} → {nameOf(m.to, datastores)} ({gb(m.size_gb)})
+                          {m.vm} {m.disk}: {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to} ({gb(m.size_gb)})
                         </li>
                       ))}
                     </ul>

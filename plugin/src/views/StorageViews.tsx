@@ -4,7 +4,7 @@
 import { useState } from 'react';
 import type { DatastoreDetail, LoadPoint, ModelPoint, PodDetail, PodHistory } from '../api/types';
 import { LineChart, ModelScatter } from '../charts/Charts';
-import { fittedLine, timeSeries } from '../shape/charts';
+import { fittedLine, historySeries, timeSeries } from '../shape/charts';
 import { compact, dateTime, gb, iops, ms } from '../shape/format';
 import { datastoreFlags, imbalanceStatus } from '../shape/overview';
 import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
@@ -33,6 +33,7 @@ export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; 
                 <Stat label="status" value={d.model?.status ?? d.model_status} />
                 <Stat label="fitted" value={dateTime(d.model?.fitted_at)} />
               </div>
+              {d.model?.summary && <p data-testid="model-summary">{d.model.summary}</p>}
               <ModelScatter title={`${d.name}: read latency against read OIO`} points={points} line={line} testId="model-scatter" />
               <p className="basil-muted basil-help">
                 Each dot is one 20-second sample of the datastore (read OIO summed over hosts, latency weighted by IOPS);
@@ -92,7 +93,7 @@ export function DatastoreView({ id }: { id: string }) {
                   {(pts) => (
                     <LineChart
                       title={`${d.name}: normalized load over time`}
-                      series={[{ name: 'N', points: timeSeries(pts, (p) => p.N) }]}
+                      series={[{ name: 'N', points: timeSeries(pts, (p) => p.normalized_load) }]}
                       yLabel="N = ΣL / P"
                       testId="load-chart"
                     />
@@ -141,7 +142,7 @@ export function PodView({ name }: { name: string }) {
                     {(h) => (
                       <LineChart
                         title={`${p.name}: normalized load per datastore`}
-                        series={h.datastores.map((d) => ({ name: d.name, points: timeSeries(d.points, (x) => x.N) }))}
+                        series={historySeries(h.points, p.datastores).datastores.map((d) => ({ name: d.name, points: d.points }))}
                         yLabel="N"
                         testId="load-chart"
                       />
@@ -153,7 +154,7 @@ export function PodView({ name }: { name: string }) {
                     {(h) => (
                       <LineChart
                         title={`${p.name}: imbalance`}
-                        series={[{ name: 'imbalance', points: timeSeries(h.imbalance, (x) => x.value) }]}
+                        series={[{ name: 'imbalance', points: historySeries(h.points, p.datastores).imbalance }]}
                         reference={{ value: p.threshold, label: `threshold ${p.threshold}` }}
                         yLabel="σ/μ"
                         testId="imbalance-chart"

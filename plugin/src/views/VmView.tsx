@@ -3,11 +3,12 @@
 // limit and shares the SRP loop gives it with its entitlement.
 
 import { useState } from 'react';
-import type { DiskDetail, DiskModelSeries, VmDetail } from '../api/types';
+import type { DiskDetail, DiskModelSeries, Entitlements, VmDetail, VmPoolRef } from '../api/types';
 import { LineChart } from '../charts/Charts';
 import { seriesColor, timeSeries } from '../shape/charts';
-import { compact, iops, limit, pct } from '../shape/format';
-import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
+import { compact, dateTime, iops, limit, ms, pct } from '../shape/format';
+import { diskEntitlement } from '../shape/pools';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
 
 const PARAMS = [
   { key: 'oio', title: 'Outstanding IOs', unit: '' },
@@ -22,61 +23,63 @@ function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
   return (
     <LoadGate loaded={model}>
       {(m) => (
-        <>
-          <div className="basil-param-grid">
-            {PARAMS.map((p, i) => (
-              <LineChart
-                key={p.key}
-                title={`${disk.instance}: ${p.title}`}
-                height={150}
-                yLabel={`${p.title}${p.unit}`}
-                series={[
-                  { name: 'sample', points: timeSeries(m.points, (x) => x[p.key]), color: seriesColor(i) },
-                  { name: '90th percentile', points: timeSeries(m.p90, (x) => x[p.key]), color: seriesColor(i), dashed: true },
-                ]}
-                testId={`param-${p.key}`}
-              />
-            ))}
+        <div className="basil-param-grid">
+          {PARAMS.map((p, i) => (
             <LineChart
-              title={`${disk.instance}: load L`}
+              key={p.key}
+              title={`${disk.instance}: ${p.title} (90th percentile)`}
               height={150}
-              yLabel="load L (eq. 1)"
-              series={[{ name: 'L of the 90th percentiles', points: timeSeries(m.p90, (x) => x.L), color: seriesColor(5) }]}
-              testId="param-L"
+              yLabel={`${p.title}${p.unit}`}
+              series={[{ name: `${p.title} p90`, points: timeSeries(m.points, (x) => x[p.key]), color: seriesColor(i) }]}
+              testId={`param-${p.key}`}
             />
-          </div>
-        </>
+          ))}
+          <LineChart
+            title={`${disk.instance}: load L`}
+            height={150}
+            yLabel="load L (eq. 1)"
+            series={[{ name: 'L', points: timeSeries(m.points, (x) => x.L), color: seriesColor(5) }]}
+            testId="param-L"
+          />
+        </div>
       )}
     </LoadGate>
   );
 }
 
-function DiskCard({ disk, hours }: { disk: DiskDetail; hours: number }) {
+function DiskCard({ disk, hours, trees, entitlements }: { disk: DiskDetail; hours: number; trees: VmPoolRef[]; entitlements: Entitlements[] }) {
   const w = disk.model;
-  const s = disk.srp;
+  const io = disk.io;
+  const srp = diskEntitlement(disk.id, entitlements);
+  const tree = srp?.tree ?? trees.find((t) => t.datastore === disk.datastore_name || t.datastore === disk.datastore)?.pool_tree ?? null;
+  const applied = srp?.applied ?? disk.applied ?? null;
   return (
     <Section title={`${disk.label ?? 'Disk'} (${disk.instance})`} testId={`disk-${disk.instance}`}>
       <div className="basil-stats">
         <Stat label="datastore" value={disk.datastore_name ?? disk.datastore} />
         <Stat label="size" value={`${compact(disk.size_gb)} GB`} />
-        <Stat label="pool" value={disk.pool ?? 'none'} testId="disk-pool" />
+        <Stat label="pool tree" value={tree ?? 'none'} testId="disk-pool" />
         <Stat label="OIO (p90)" value={compact(w?.oio)} />
         <Stat label="IO size (p90)" value={w ? `${compact(w.io_size_kb)} KB` : '—'} />
-        <Stat label="read" value={pct(w?.read_pct)} />
-        <Stat label="random" value={pct(w?.random_pct)} />
+        <Stat label="read (p90)" value={pct(w?.read_pct)} />
+        <Stat label="random (p90)" value={pct(w?.random_pct)} />
         <Stat label="load L" value={compact(w?.L)} testId="disk-L" />
+        {disk.latest && <Stat label="now" value={`${iops(disk.latest.iops)} IOPS, ${ms(disk.latest.latency_ms)}`} />}
       </div>
-      {s ? (
-        <div className="basil-stats basil-srp" data-testid="disk-srp">
-          <Stat label="reservation" value={`${iops(s.reservation)} IOPS`} testId="srp-reservation" />
-          <Stat label="limit" value={s.limit < 0 ? 'unlimited' : `${limit(s.limit)} IOPS`} testId="srp-limit" />
-          <Stat label="shares" value={compact(s.shares)} testId="srp-shares" />
-          <Stat label="entitlement" value={`${iops(s.entitlement)} IOPS`} testId="srp-entitlement" />
-          <Stat label="demand" value={`${iops(s.demand)} IOPS`} />
-        </div>
-      ) : (
-        <p className="basil-muted">No Storage Resource Pool sets this disk's IO allocation.</p>
-      )}
+      {(w?.flags ?? []).length > 0 && <Alert kind="warning">The workload model is less reliable here: {(w?.flags ?? []).join(', ')}.</Alert>}
+      <div className="basil-stats basil-srp" data-testid="disk-srp">
+        <Stat label="reservation (vCenter)" value={io ? `${iops(io.reservation)} IOPS` : '—'} testId="srp-reservation" />
+        <Stat label="limit (vCenter)" value={io ? (io.limit < 0 ? 'unlimited' : `${limit(io.limit)} IOPS`) : '—'} testId="srp-limit" />
+        <Stat label="shares (vCenter)" value={io ? `${compact(io.shares)}${io.shares_level && io.shares_level !== 'custom' ? ` (${io.shares_level})` : ''}` : '—'} testId="srp-shares" />
+        <Stat label="entitlement" value={srp ? `${iops(srp.ent.entitlement)} IOPS` : '—'} testId="srp-entitlement" />
+        <Stat label="demand" value={srp ? `${iops(srp.ent.demand)} IOPS` : '—'} />
+        <Stat
+          label="last issued by Basil"
+          value={applied ? `${applied.outcome ?? 'ok'} ${applied.issued_at ? dateTime(applied.issued_at) : ''}` : 'never'}
+          testId="srp-applied"
+        />
+      </div>
+      {!srp && <p className="basil-muted">No Storage Resource Pool divides this disk's datastore for it: its settings are vCenter's own.</p>}
       <DiskCharts disk={disk} hours={hours} />
     </Section>
   );
@@ -86,6 +89,13 @@ export function VmView({ id }: { id: string }) {
   const { api } = useApp();
   const [hours, setHours] = useState(6);
   const vm = useLoad<VmDetail>(() => api.vm(id), `vm:${id}`, 30_000);
+  const trees = vm.data?.pools ?? [];
+  const treeKey = trees.map((t) => t.pool_tree).join(',');
+  const ents = useLoad<Entitlements[]>(
+    () => Promise.all(trees.map((t) => api.entitlements(t.pool_tree))),
+    `vm-ent:${id}:${treeKey}`,
+    30_000,
+  );
   return (
     <div data-testid="vm-view">
       <LoadGate loaded={vm}>
@@ -96,17 +106,18 @@ export function VmView({ id }: { id: string }) {
                 {v.name}
               </h2>
               {v.power_state && <span className="label">{v.power_state}</span>}
-              {v.host && <span className="basil-muted">on {v.host}</span>}
+              {(v.host_name ?? v.host) && <span className="basil-muted">on {v.host_name ?? v.host}</span>}
               {(v.pools ?? []).map((p) => (
-                <span key={p} className="label label-info" data-testid="vm-pool">
-                  pool {p}
+                <span key={p.pool_tree} className="label label-info" data-testid="vm-pool">
+                  pool tree {p.pool_tree} on {p.datastore}
                 </span>
               ))}
               <HoursPicker hours={hours} onChange={setHours} />
             </div>
+            <ErrorAlert error={ents.error} />
             {v.disks.length === 0 && <p className="basil-muted">This VM has no virtual disks.</p>}
             {v.disks.map((d) => (
-              <DiskCard key={d.id} disk={d} hours={hours} />
+              <DiskCard key={d.id} disk={d} hours={hours} trees={v.pools ?? []} entitlements={ents.data ?? []} />
             ))}
           </>
         )}
