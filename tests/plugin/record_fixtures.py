@@ -43,11 +43,13 @@ def main() -> int:
 
             def call(method: str, path: str, body: Any = None, expect: int = 200) -> Any:
                 resp = client.open(f"/api/v1{path}", method=method, headers=headers, json=body)
-                assert resp.status_code == expect, (method, path, resp.status_code, resp.get_data(as_text=True))
+                answer = resp.get_data(as_text=True)
+                assert resp.status_code == expect, (method, path, resp.status_code, answer)
                 return resp.get_json()
 
             def save(name: str, value: Any) -> Any:
-                (OUT / name).write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+                text = json.dumps(value, indent=1, ensure_ascii=False) + "\n"
+                (OUT / name).write_text(text, encoding="utf-8")
                 return value
 
             for _ in range(4):  # several model fits: history and disk-model series with more than one point
@@ -73,12 +75,19 @@ def main() -> int:
                 "name": "gold-tier",
                 "datastore": by_load[0]["name"],
                 "root": {"reservation": 300},
-                "pools": [{"name": "gold", "shares": "high", "children": [{"vm": vm_name, "reservation": 150}]}],
+                "pools": [
+                    {"name": "gold", "shares": "high", "children": [{"vm": vm_name, "reservation": 150}]},
+                ],
             }
             bad_tree = {
                 **tree,
                 "pools": [
-                    {"name": "gold", "reservation": 500, "limit": 100, "children": [{"vm": "ghost", "reservation": -1}]},
+                    {
+                        "name": "gold",
+                        "reservation": 500,
+                        "limit": 100,
+                        "children": [{"vm": "ghost", "reservation": -1}],
+                    },
                     {"name": "gold", "shares": "lots"},
                 ],
             }
