@@ -1,13 +1,14 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api/client';
-import type { DatastoreDetail, PodSummary, PoolTreeDoc, Problem, VCenter } from '../src/api/types';
+import type { DatastoreDetail, Plan, PodSummary, PoolTreeDoc, Problem, Recommendation, VCenter } from '../src/api/types';
 import { compact } from '../src/shape/format';
 import { imbalanceStatus } from '../src/shape/overview';
 import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host';
 import { App } from '../src/views/App';
 import { AppContext } from '../src/views/common';
 import { PoolTreeEditor } from '../src/views/PoolsEditor';
+import { RecommendationPanel } from '../src/views/Recommendations';
 import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
 
 const BASE = 'https://basil.test/api/v1';
@@ -107,6 +108,44 @@ describe('pool tree editor', () => {
     expect(err.textContent).toContain('the tree changed (version 2).');
     expect(err.textContent).toContain('reload it');
   });
+});
+
+describe('recommendation panel', () => {
+  it('applies the recommendation after a confirmation and follows the plan until it is done', async () => {
+    const rec = fixture<Recommendation>('recommendation.json');
+    const proposed = fixture<Plan>('plan_proposed.json');
+    let polls = 0;
+    const f = fakeFetch({
+      [`GET /pods/${POD.name}/recommendations`]: rec,
+      'GET /plans': [],
+      'POST /plans': () => ({ status: 201, body: proposed }),
+      [`POST /plans/${proposed.id}/apply`]: fixture('plan_running.json'),
+      [`GET /plans/${proposed.id}`]: () => {
+        polls += 1;
+        return { status: 200, body: fixture(polls < 2 ? 'plan_running.json' : 'plan_succeeded.json') };
+      },
+    });
+    const host = new StandaloneHost(new MemoryStore(), null, false);
+    const api = new ApiClient({ baseUrl: BASE, credentials: host.credentials, fetch: f.fetch });
+    render(
+      <AppContext.Provider value={{ api, host, open: () => undefined }}>
+        <RecommendationPanel pod={POD.name} datastores={POD.datastores} />
+      </AppContext.Provider>,
+    );
+    fireEvent.click(await screen.findByTestId('apply'));
+    const dialog = await screen.findByTestId('confirm');
+    expect(dialog.textContent).toContain(`${rec.moves.length} disks`);
+    expect(f.calls.some((c) => c.method === 'POST')).toBe(false); // nothing happens before the confirmation
+    fireEvent.click(screen.getByTestId('confirm-ok'));
+    await screen.findByTestId('already-planned');
+    expect(f.calls.filter((c) => c.method === 'POST').map((c) => [c.path, c.body])).toEqual([
+      ['/plans', { recommendation_id: rec.id }],
+      [`/plans/${proposed.id}/apply`, {}],
+    ]);
+    expect(screen.queryByTestId('apply')).toBeNull();
+    await waitFor(() => expect(screen.getByTestId('plan-state').textContent).toBe('succeeded'), { timeout: 6000 });
+    expect(screen.getByTestId('plan-progress').getAttribute('data-value')).toBe('100');
+  }, 10_000);
 });
 
 describe('theme', () => {

@@ -3,6 +3,7 @@ import type { Plan, PodSummary, Recommendation } from '../src/api/types';
 import { ago, compact, gb, limit, ms } from '../src/shape/format';
 import {
   datastoreRows,
+  hasOpenMoves,
   imbalanceStatus,
   isPlanFinal,
   moveEffect,
@@ -80,6 +81,12 @@ describe('recommendations and plans', () => {
       expect(b.name).toBe(pod.datastores.find((d) => d.id === b.id)?.name);
     }
     expect(bars[0].before).toBe(Math.max(...Object.values(rec.before.normalized_load)));
+  });
+
+  it('knows when the moves are still to be decided on', () => {
+    expect(hasOpenMoves(rec)).toBe(rec.moves.some((x) => x.status === 'open'));
+    expect(hasOpenMoves({ ...rec, moves: rec.moves.map((x) => ({ ...x, status: 'planned' })) })).toBe(false);
+    expect(hasOpenMoves({ ...rec, moves: rec.moves.map((x) => ({ ...x, status: undefined })) })).toBe(true);
   });
 
   it('sums what the moves copy', () => {

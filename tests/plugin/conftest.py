@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -49,3 +50,50 @@ def connection_params(lab: LabInstance) -> ConnectionParams:
 def vc(registration_lab: LabInstance) -> Iterator[VCenterConnection]:
     with VCenterConnection(connection_params(registration_lab)) as conn:
         yield conn
+
+
+# --- end-to-end: lab, service, browser ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def e2e_lab() -> Iterator[Any]:
+    from tests.vcenter.labproc import LabProcess  # noqa: PLC0415
+
+    with LabProcess.start(ROOT / "lab" / "scenarios" / "basil-6.2.yaml", speed=120) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def basil(e2e_lab: Any) -> Iterator[Any]:
+    from .e2e import start_basil  # noqa: PLC0415
+
+    yield from start_basil(e2e_lab)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    from .e2e import CHROMIUM, CHROMIUM_FLAGS  # noqa: PLC0415
+
+    if not CHROMIUM.exists():
+        raise AssertionError(f"{CHROMIUM} is missing: install Debian's chromium (`make chromium`)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context (its own storage: a new user-data) at 1280x800."""
+    from .e2e import VIEWPORT  # noqa: PLC0415
+
+    context = browser.new_context(ignore_https_errors=True, viewport=VIEWPORT)
+    context.set_default_timeout(30_000)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    yield p
+    context.close()
+    assert errors == [], f"the page raised: {errors}"

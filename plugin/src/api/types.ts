@@ -67,6 +67,8 @@ export interface Move {
   to_N_after: number;
   imbalance_before: number;
   imbalance_after: number;
+  /** In a recommendation: open until a plan takes the move. */
+  status?: string | null;
   state?: string;
   progress?: number | null;
   task?: string | null;

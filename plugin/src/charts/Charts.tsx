@@ -17,6 +17,7 @@ import {
 import { compact } from '../shape/format';
 
 const DEFAULT_WIDTH = 640;
+const MARKER_LIMIT = 40;
 const M = { top: 12, right: 16, bottom: 28, left: 52 };
 
 /**
@@ -117,17 +118,26 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
             </text>
           </g>
         )}
-        {series.map((s, i) => (
-          <path
-            key={s.name}
-            d={linePath(s.points, x, y)}
-            fill="none"
-            stroke={s.color ?? seriesColor(i)}
-            strokeWidth={2}
-            strokeDasharray={s.dashed ? '5 4' : undefined}
-            data-series={s.name}
-          />
-        ))}
+        {series.map((s, i) => {
+          const known = s.points.filter((p) => p.y !== null);
+          return (
+            <g key={s.name}>
+              <path
+                d={linePath(s.points, x, y)}
+                fill="none"
+                stroke={s.color ?? seriesColor(i)}
+                strokeWidth={2}
+                strokeDasharray={s.dashed ? '5 4' : undefined}
+                data-series={s.name}
+              />
+              {/* Few points (a model refitted a handful of times) read better as dots on the line. */}
+              {known.length <= MARKER_LIMIT &&
+                known.map((p) => (
+                  <circle key={p.x} cx={x(p.x)} cy={y(p.y as number)} r={3} fill={s.color ?? seriesColor(i)} data-point={s.name} />
+                ))}
+            </g>
+          );
+        })}
       </svg>
       {series.length > 1 && (
         <figcaption className="basil-legend">

@@ -173,3 +173,11 @@ export function splitMoves(plans: Plan[]): { pending: (Move & { plan: Plan })[];
   recent.sort((a, b) => when(b) - when(a));
   return { pending, recent };
 }
+
+/**
+ * Whether a recommendation still has moves to decide on: the service marks each move `open` until a
+ * plan takes it (moves without a status are taken as open).
+ */
+export function hasOpenMoves(rec: Recommendation): boolean {
+  return rec.moves.some((m) => m.status === undefined || m.status === null || m.status === 'open');
+}

@@ -378,8 +378,15 @@ export function PoolsTab() {
   const trees = useLoad<PoolTreeDoc[]>(() => api.pools(), 'pools');
   const [selected, setSelected] = useState<string | null>(null);
   const [draftNew, setDraftNew] = useState<PoolTreeDoc | null>(null);
+  // The tree just saved, shown until the reloaded list has it (so the editor and its notice stay).
+  const [saved, setSaved] = useState<PoolTreeDoc | null>(null);
   const list = trees.data ?? [];
-  const current = draftNew ?? list.find((t) => t.name === selected) ?? list[0] ?? null;
+  const current =
+    draftNew ??
+    list.find((t) => t.name === selected) ??
+    (saved && saved.name === selected ? saved : null) ??
+    list[0] ??
+    null;
   return (
     <div data-testid="pools-tab">
       <Section
@@ -415,8 +422,9 @@ export function PoolsTab() {
                 initial={current}
                 isNew={draftNew !== null}
                 onSaved={(doc) => {
-                  setDraftNew(null);
+                  setSaved(doc);
                   setSelected(doc.name);
+                  setDraftNew(null);
                   trees.reload();
                 }}
                 onDeleted={() => {

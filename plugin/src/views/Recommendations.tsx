@@ -6,7 +6,7 @@ import { ApiError } from '../api/client';
 import type { DatastoreSummary, Move, Plan, Recommendation } from '../api/types';
 import { BeforeAfterBars } from '../charts/Charts';
 import { compact, dateTime, gb } from '../shape/format';
-import { isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
+import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
 function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
@@ -168,6 +168,8 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [watching, setWatching] = useState<(string | number)[]>([]);
+  // Recommendations already turned into a plan here: their buttons give way to the plan's number.
+  const [planned, setPlanned] = useState<Record<string, string | number>>({});
   const [notice, setNotice] = useState<string | null>(null);
 
   const recompute = async () => {
@@ -191,9 +193,10 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
       const plan = await api.createPlan(r.id);
       const after = what === 'apply' ? await api.applyPlan(plan.id) : await api.approvePlan(plan.id);
       setWatching((w) => [after?.id ?? plan.id, ...w.filter((id) => id !== plan.id)]);
+      setPlanned((p) => ({ ...p, [String(r.id)]: plan.id }));
       setNotice(
         what === 'apply'
-          ? `Plan ${String(plan.id)} is running: its progress shows below.`
+          ? `Plan ${String(plan.id)} started: its progress shows below.`
           : `Plan ${String(plan.id)} is approved: the next rebalance window applies it.`,
       );
       open.reload();
@@ -244,12 +247,22 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                 <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
                 <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
                 <div className="basil-actions">
-                  <button type="button" className="btn btn-outline" disabled={busy !== null} onClick={() => setConfirm('approve')} data-testid="approve">
-                    Approve
-                  </button>
-                  <button type="button" className="btn btn-primary" disabled={busy !== null} onClick={() => setConfirm('apply')} data-testid="apply">
-                    Apply now
-                  </button>
+                  {planned[String(r.id)] !== undefined || !hasOpenMoves(r) ? (
+                    <span className="basil-muted" data-testid="already-planned">
+                      {planned[String(r.id)] !== undefined
+                        ? `These moves are plan ${String(planned[String(r.id)])}; recompute for a new recommendation.`
+                        : 'These moves are already in a plan; recompute for a new recommendation.'}
+                    </span>
+                  ) : (
+                    <>
+                      <button type="button" className="btn btn-outline" disabled={busy !== null} onClick={() => setConfirm('approve')} data-testid="approve">
+                        Approve
+                      </button>
+                      <button type="button" className="btn btn-primary" disabled={busy !== null} onClick={() => setConfirm('apply')} data-testid="apply">
+                        Apply now
+                      </button>
+                    </>
+                  )}
                 </div>
                 {confirm && (
                   <Modal

@@ -80,7 +80,13 @@ function DiskCard({ disk, hours, trees, entitlements }: { disk: DiskDetail; hour
         />
       </div>
       {!srp && <p className="basil-muted">No Storage Resource Pool divides this disk's datastore for it: its settings are vCenter's own.</p>}
-      <DiskCharts disk={disk} hours={hours} />
+      {w ? (
+        <DiskCharts disk={disk} hours={hours} />
+      ) : (
+        <p className="basil-muted" data-testid="no-model">
+          No workload model yet: the disk has done too little IO to fit one.
+        </p>
+      )}
     </Section>
   );
 }
@@ -109,7 +115,8 @@ export function VmView({ id }: { id: string }) {
               {(v.host_name ?? v.host) && <span className="basil-muted">on {v.host_name ?? v.host}</span>}
               {(v.pools ?? []).map((p) => (
                 <span key={p.pool_tree} className="label label-info" data-testid="vm-pool">
-                  pool tree {p.pool_tree} on {p.datastore}
+                  pool tree {p.pool_tree} on{' '}
+                  {v.disks.find((d) => d.datastore === p.datastore)?.datastore_name ?? p.datastore}
                 </span>
               ))}
               <HoursPicker hours={hours} onChange={setHours} />
