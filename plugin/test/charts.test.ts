@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { extent, fittedLine, historySeries, linearScale, linePath, niceTicks, scatterDomains, timeSeries, timeTicks, zeroBasedDomain } from '../src/shape/charts';
+import {
+  extent,
+  fittedLine,
+  historySeries,
+  linearScale,
+  linePath,
+  niceTicks,
+  scatterDomains,
+  timeLabel,
+  timeSeries,
+  timeTicks,
+  zeroBasedDomain,
+} from '../src/shape/charts';
 import type { DatastoreDetail, ModelPoint, PodHistory, PodSummary } from '../src/api/types';
 import { fixture } from './helpers';
 
@@ -41,6 +53,14 @@ describe('scales and ticks', () => {
     const steps = new Set(ticks.slice(1).map((t, i) => t - ticks[i]));
     expect(steps.size).toBe(1);
     expect(new Date(ticks[0]).getMinutes()).toBe(0);
+  });
+
+  it('labels both ends of a span too short for a round time, to the second', () => {
+    const t0 = Date.parse('2026-11-22T03:28:01Z');
+    const t1 = t0 + 6_000;
+    expect(timeTicks(t0, t1, 6)).toEqual([t0, t1]);
+    expect(timeLabel(t1, t1 - t0)).toMatch(/^\d\d:\d\d:07$/);
+    expect(timeLabel(t1, 6 * 3600_000)).toMatch(/^\d\d:\d\d$/);
   });
 });
 

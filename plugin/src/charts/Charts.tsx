@@ -18,7 +18,7 @@ import { compact } from '../shape/format';
 
 const DEFAULT_WIDTH = 640;
 const MARKER_LIMIT = 40;
-const M = { top: 12, right: 16, bottom: 28, left: 52 };
+const M = { top: 12, right: 16, bottom: 28, left: 62 };
 
 /**
  * The pixel width of the chart's box, followed as it resizes, so that charts draw at 1:1 and their

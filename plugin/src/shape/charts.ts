@@ -77,12 +77,14 @@ export function timeTicks(t0: number, t1: number, count = 6): number[] {
   const first = Math.ceil((t0 - offset) / step) * step + offset;
   const out: number[] = [];
   for (let t = first; t <= t1; t += step) out.push(t);
-  return out;
+  // A span shorter than a minute has no round time inside it: label its two ends instead.
+  return out.length > 0 ? out : [t0, t1];
 }
 
 export function timeLabel(t: number, spanMs: number): string {
   const d = new Date(t);
   const hm = `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+  if (spanMs < 5 * MINUTE) return `${hm}:${String(d.getSeconds()).padStart(2, '0')}`;
   if (spanMs <= 36 * 60 * MINUTE) return hm;
   return `${d.getMonth() + 1}/${d.getDate()} ${hm}`;
 }

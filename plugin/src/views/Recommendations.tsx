@@ -26,7 +26,7 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
           <tr key={`${m.disk}-${i}`} className={focus && (m.from === focus || m.to === focus) ? 'basil-selected' : undefined} data-move={m.disk}>
             <td className="left">
               {m.vm}
-              <div className="basil-muted">{m.disk}</div>
+              <div className="basil-muted basil-nowrap">{m.disk}</div>
             </td>
             <td className="left">
               {moveEnds(m, datastores).from} → <strong>{moveEnds(m, datastores).to}</strong>
