@@ -7,7 +7,8 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab plugin plugin-test chromium
+.PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab bench-api
+.PHONY: plugin plugin-test chromium
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,8 +46,9 @@ lab-check:
 bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py
 
-demo: $(STAMP) plugin
-	$(VENV)/bin/basil recommend --snapshot examples/basil-table2.json
+# The lab on BASIL §6.3 at 30x and `basil serve` on SQLite (scripts/demo.py); Ctrl-C stops both.
+demo: $(STAMP) lab plugin
+	$(PY) scripts/demo.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_balancer.py
@@ -103,3 +105,6 @@ bench-srp: $(STAMP)
 .PHONY: bench-collect
 bench-collect: $(STAMP) lab
 	$(PY) benchmarks/bench_collect.py
+
+bench-api: $(STAMP)
+	$(PY) benchmarks/bench_api.py

@@ -125,6 +125,34 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
         "/api/v1/audit": "/api/v1/audit",
         "/api/v1/tokens": "/api/v1/tokens",
     }
+    written = [
+        ("post", "/api/v1/plans", 201, plan.get_json()),
+        ("post", "/api/v1/pools", 201, pool.get_json()),
+        (
+            "post",
+            "/api/v1/pods/{pod}/recommendations",
+            201,
+            api_env.post("/api/v1/pods/basil/recommendations").get_json(),
+        ),
+        (
+            "post",
+            "/api/v1/jobs/{id}/run",
+            200,
+            api_env.post("/api/v1/jobs/inventory/run", role="admin").get_json(),
+        ),
+        (
+            "post",
+            "/api/v1/plans/{id}/cancel",
+            200,
+            api_env.post(f"/api/v1/plans/{plan.get_json()['id']}/cancel").get_json(),
+        ),
+    ]
+    bad_writes = [
+        f"{method.upper()} {path}: {e.message}"
+        for method, path, status, body in written
+        for e in _validator(document, _answer_schema(document, method, path, status)).iter_errors(body)
+    ]
+    assert bad_writes == [], "\n".join(bad_writes)
     documented_gets = {p for p, item in document["paths"].items() if "get" in item}
     untested = (
         documented_gets - set(checked.values()) - {"/api/v1/openapi.json", "/api/v1/metrics", "/metrics"}

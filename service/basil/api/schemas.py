@@ -366,6 +366,20 @@ JOB: Schema = {
     },
 }
 
+JOB_RUN: Schema = {
+    "type": "object",
+    "required": ["job", "outcome"],
+    "properties": {
+        "id": INTEGER,
+        "job": STRING,
+        "started": N_TIME,
+        "finished": N_TIME,
+        "outcome": {"type": "string", "description": "succeeded, failed or skipped"},
+        "message": N_STRING,
+        "details": OBJECT,
+    },
+}
+
 REBALANCE_WINDOW: Schema = {
     "type": "object",
     "properties": {
@@ -557,6 +571,7 @@ COMPONENTS: dict[str, Schema] = {
     "PoolProblems": POOL_PROBLEMS,
     "Entitlements": ENTITLEMENTS,
     "Job": JOB,
+    "JobRun": JOB_RUN,
     "RebalanceWindow": REBALANCE_WINDOW,
     "Schedules": SCHEDULES,
     "AuditEntry": AUDIT_ENTRY,

@@ -42,11 +42,9 @@ def main(verbose: int) -> None:
 from basil.cli.config import config_group  # noqa: E402
 from basil.cli.db import db_group, token_group  # noqa: E402
 from basil.cli.recommend import model, place, recommend  # noqa: E402
+from basil.cli.serve import serve  # noqa: E402
 from basil.cli.srp import srp  # noqa: E402
 from basil.cli.vcenter import vcenter  # noqa: E402
 
-for _command in (recommend, place, model, srp, vcenter, config_group, db_group, token_group):
+for _command in (recommend, place, model, srp, vcenter, config_group, db_group, token_group, serve):
     main.add_command(_command)
-from basil.cli.serve import serve  # noqa: E402
-
-main.add_command(serve)

@@ -21,7 +21,7 @@ def jobs() -> Any:
 
 
 @operation(
-    bp, "POST", "/jobs/{id}/run", summary="Run a job now", role="admin", response=s.ref("Job"),
+    bp, "POST", "/jobs/{id}/run", summary="Run a job now", role="admin", response=s.ref("JobRun"),
     errors=(404, 409), action="job.run", target="job {id}",
 )  # fmt: skip
 def run_job(id: str) -> Any:

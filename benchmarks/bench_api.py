@@ -1,0 +1,400 @@
+"""API latency under concurrent clients on a populated store: p50 and p99 at stated request rates.
+
+Set-up, all real: a lab vCenter on a generated scenario (``--vms`` VMs with two disks each on a
+datastore cluster of eight LUNs, four hosts); a Service collects it once (so the store's series are
+the lab's disks), then the store is filled with a day of 5-minute and hourly rollups for every disk
+and host/datastore pair, ``--plans`` plans (1-3 moves each, a fifth cancelled) and ``--audit`` audit
+rows. Then ``basil serve`` runs as a subprocess on that store (HTTPS, its scheduler collecting every
+20 s meanwhile), and an open-loop load generator sends a fixed mix of requests at each stated rate
+from ``--clients`` threads: each request has a scheduled start, and its latency is measured from
+that start, so a slow server is not hidden by clients that wait (no coordinated omission).
+
+The mix: 95 % GETs over pods, pod history, datastores (summary, load, model points), VMs, disk
+models, plans (the list and one plan), audit, jobs, health and pools; 5 % writes (placement
+queries, and plans created and cancelled). Prints, per rate, the achieved rate, errors, p50/p99
+overall and per endpoint.
+
+    .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
+        [--rates 10,25,50] [--seconds 30] [--clients 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import requests
+import yaml
+from sqlalchemy import select, update
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.vcenter.labproc import LabProcess  # noqa: E402
+
+from basil.app import Service  # noqa: E402
+from basil.config import BasilConfig, PodConfig, StoreConfig, TLSOptions, VCenterConfig  # noqa: E402
+from basil.serve import READY_LINE  # noqa: E402
+from basil.store import audit  # noqa: E402
+from basil.store import plans as plan_store  # noqa: E402
+from basil.store.models import LEVEL_5MIN, LEVEL_HOUR, RollupState  # noqa: E402
+from basil.store.samples import DISK, HOST_DATASTORE, aggregate, merge_rollup_rows  # noqa: E402
+from basil.store.tokens import create_token  # noqa: E402
+
+PASSWORD_ENV = "BASIL_BENCH_VC_PASSWORD"
+DATASTORES = 8
+HOSTS = 4
+
+
+def scenario(vms: int, seed: int = 11) -> dict[str, Any]:
+    """A datastore cluster of eight FC LUNs of various sizes and *vms* VMs with an OS and a data disk each."""
+    rng = random.Random(seed)
+    names = [f"lun-{i:02d}" for i in range(DATASTORES)]
+    datastores: list[dict[str, Any]] = [
+        {"name": n, "capacity_gb": 4000, "pod": "bench-pod",
+         "device": {"kind": "fc15k", "disks": 4 + 2 * (i % 5), "raid": "5", "cache_mb": 1024}}
+        for i, n in enumerate(names)
+    ]  # fmt: skip
+    datastores.append(
+        {"name": "os-lun", "capacity_gb": 8000, "device": {"kind": "fc15k", "disks": 12, "raid": "5"}}
+    )
+    machines = []
+    for i in range(vms):
+        low = rng.randint(1, 8)
+        machines.append(
+            {
+                "name": f"vm-{i:04d}",
+                "host": f"esx-{i % HOSTS + 1:02d}",
+                "disks": [
+                    {"unit": "scsi0:0", "size_gb": 10, "datastore": "os-lun"},
+                    {
+                        "unit": "scsi0:1",
+                        "size_gb": rng.choice([10, 20, 40]),
+                        "datastore": rng.choice(names[:5]),
+                        "workload": {
+                            "oio": {"min": low, "max": low + rng.randint(1, 8)},
+                            "io_size_kb": rng.choice([4, 8, 16]),
+                            "read_pct": rng.choice([50, 70, 90]),
+                            "random_pct": rng.choice([60, 80, 100]),
+                        },
+                    },
+                ],
+            }
+        )
+    return {
+        "name": "bench-api",
+        "description": f"bench_api.py: {vms} VMs, {2 * vms} disks, {DATASTORES} LUNs in a datastore cluster",
+        "seed": seed,
+        "clusters": [{"name": "bench-cluster", "hosts": [f"esx-{h:02d}" for h in range(1, HOSTS + 1)]}],
+        "datastores": datastores,
+        "vms": machines,
+    }
+
+
+def day_of_rollups(service: Service, kind: Any, day_start: int, rng: np.random.Generator) -> tuple[int, int]:
+    """A day of rollups for every series of *kind* in the store, through the store's own aggregation;
+    (series, rows written)."""
+    with service.store.read_session() as session:
+        ids = [row[0] for row in session.execute(select(kind.series_table.c.id))]
+    series_ids = np.array(ids, dtype=np.int64)
+    rows = 0
+    for hour in range(24):
+        start = day_start + hour * 3600
+        ts = np.repeat(np.arange(start, start + 3600, 20, dtype=np.int64), len(series_ids))
+        series = np.tile(series_ids, 180)
+        n = len(ts)
+        values = {name: rng.gamma(2.0, 20.0, n) for name in kind.values}
+        for name in kind.values:
+            if "latency" in name:
+                values[name] = rng.gamma(3.0, 3.0, n)
+            elif "oio" in name:
+                values[name] = rng.lognormal(1.0, 0.6, n)
+        five = aggregate(kind, series, ts, values, LEVEL_5MIN)
+        hourly = merge_rollup_rows(kind, five, LEVEL_HOUR)
+        with service.store.session() as session:
+            for chunk in range(0, len(five), 20_000):
+                session.execute(kind.rollup_table.insert(), five[chunk : chunk + 20_000])
+            session.execute(kind.rollup_table.insert(), hourly)
+        rows += len(five) + len(hourly)
+    with service.store.session() as session:
+        session.execute(
+            update(RollupState)
+            .where(RollupState.kind == kind.name, RollupState.level.in_([LEVEL_5MIN, LEVEL_HOUR]))
+            .values(watermark=day_start + 86400)
+        )
+    return len(series_ids), rows
+
+
+def populate(service: Service, n_plans: int, n_audit: int) -> dict[str, Any]:
+    """Plans over the lab's real disks, audit rows, a day of rollups; returns ids for the request mix."""
+    inventory = service.inventory("lab")
+    pod = service.resolved_pod("basil")
+    pod_ds = sorted(pod.datastores)
+    disks = [(vm, d) for vm in inventory.vms.values() for d in vm.disks if d.datastore in pod_ds]
+    rng = random.Random(3)
+    started = time.perf_counter()
+    for i in range(n_plans):
+        chosen = rng.sample(disks, rng.randint(1, 3))
+        specs = [
+            plan_store.MoveSpec(
+                "lab", vm.moid, d.key, d.datastore, rng.choice([s for s in pod_ds if s != d.datastore]),
+                int(d.capacity_bytes), vm_name=vm.name, instance=d.instance,
+            )
+            for vm, d in chosen
+        ]  # fmt: skip
+        with service.store.session() as session:
+            plan = plan_store.create_plan(session, "basil", "lab", specs, created_by="bench")
+            if i % 5 == 0:
+                plan_store.cancel_plan(session, plan.id, "bench")
+    plans_s = time.perf_counter() - started
+    with service.store.session() as session:
+        for i in range(n_audit):
+            action = rng.choice(["plan.create", "plan.approve", "pool.replace"])
+            outcome = rng.choice(["ok", "ok", "ok", "denied"])
+            audit.record(
+                session, audit.AuditEntry(f"user-{i % 17}", "token", action, f"plan {i}", "10.0.0.7", outcome)
+            )
+    day_start = (int(time.time()) // 3600) * 3600 - 86400
+    np_rng = np.random.default_rng(5)
+    disk_series, disk_rows = day_of_rollups(service, DISK, day_start, np_rng)
+    pair_series, pair_rows = day_of_rollups(service, HOST_DATASTORE, day_start, np_rng)
+    print(
+        f"store: {n_plans} plans ({plans_s:.1f} s), {n_audit} audit rows, a day of 5-min and hourly rollups "
+        f"for {disk_series} disks and {pair_series} host/datastore pairs ({disk_rows + pair_rows:,} rows)"
+    )
+    return {
+        "vms": [vm.moid for vm, _ in disks],
+        "disks": [f"{vm.moid}:{d.instance}" for vm, d in disks],
+        "datastores": pod_ds,
+        "disk_to": {f"{vm.moid}:{d.instance}": d.datastore for vm, d in disks},
+    }
+
+
+class Load:
+    """An open-loop request generator: requests start on schedule whatever the server's speed."""
+
+    def __init__(self, base: str, cert: str, token: str, ids: dict[str, Any], clients: int) -> None:
+        self.base = base
+        self.cert = cert
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.ids = ids
+        self.clients = clients
+        self.local = threading.local()
+
+    def session(self) -> requests.Session:
+        s: requests.Session | None = getattr(self.local, "session", None)
+        if s is None:
+            s = requests.Session()
+            s.trust_env = False  # REQUESTS_CA_BUNDLE would otherwise replace the service's certificate
+            s.verify = self.cert
+            s.headers.update(self.headers)
+            self.local.session = s
+        return s
+
+    def request(self, rng: random.Random) -> tuple[str, str, str, Any]:
+        """(label, method, path, body) of the next request of the mix."""
+        ids = self.ids
+        roll = rng.random()
+        if roll < 0.03:
+            new_disk = {
+                "pod": "basil",
+                "size_gb": 20,
+                "oio": 6,
+                "io_size_kb": 8,
+                "read_pct": 70,
+                "random_pct": 90,
+            }
+            return "POST /placement", "POST", "/api/v1/placement", new_disk
+        if roll < 0.05:
+            disk = rng.choice(ids["disks"])
+            target = rng.choice([d for d in ids["datastores"] if d != ids["disk_to"][disk]])
+            return (
+                "POST /plans + cancel",
+                "PLAN",
+                "/api/v1/plans",
+                {"pod": "basil", "moves": [{"disk": disk, "to": target}]},
+            )
+        ds = f"/api/v1/datastores/{rng.choice(ids['datastores'])}"
+        gets = [
+            ("GET /pods", "/api/v1/pods"),
+            ("GET /pods/{pod}", "/api/v1/pods/basil"),
+            ("GET /pods/{pod}/history", "/api/v1/pods/basil/history?hours=24"),
+            ("GET /datastores/{id}", ds),
+            ("GET /datastores/{id}/load", f"{ds}/load?hours=24"),
+            ("GET /datastores/{id}/model/points", f"{ds}/model/points?hours=24"),
+            ("GET /vms/{id}", f"/api/v1/vms/{rng.choice(ids['vms'])}"),
+            ("GET /disks/{id}/model", f"/api/v1/disks/{rng.choice(ids['disks'])}/model?hours=24"),
+            ("GET /plans?state=running", "/api/v1/plans?state=running"),
+            ("GET /plans/{id}", f"/api/v1/plans/{rng.randint(1, ids['plans'])}"),
+            ("GET /audit", "/api/v1/audit?limit=100"),
+            ("GET /jobs", "/api/v1/jobs"),
+            ("GET /health", "/api/v1/health"),
+            ("GET /pools", "/api/v1/pools"),
+        ]  # fmt: skip
+        label, path = rng.choice(gets)
+        return label, "GET", path, None
+
+    def send(self, method: str, path: str, body: Any) -> int:
+        s = self.session()
+        if method == "PLAN":
+            resp = s.post(self.base + path, json=body, timeout=120)
+            if resp.status_code != 201:
+                return resp.status_code
+            resp = s.post(f"{self.base}/api/v1/plans/{resp.json()['id']}/cancel", timeout=120)
+            return resp.status_code
+        resp = s.request(method, self.base + path, json=body, timeout=120)
+        return resp.status_code
+
+    def run(self, rate: float, seconds: float, seed: int) -> dict[str, Any]:
+        total = int(rate * seconds)
+        rng = random.Random(seed)
+        schedule = [(i / rate, *self.request(rng)) for i in range(total)]
+        results: list[tuple[str, float, int]] = []
+        lock = threading.Lock()
+        cursor = iter(schedule)
+        t0 = time.perf_counter() + 0.5
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    item = next(cursor, None)
+                if item is None:
+                    return
+                at, label, method, path, body = item
+                delay = t0 + at - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                try:
+                    status = self.send(method, path, body)
+                except requests.RequestException:
+                    status = 0
+                latency = time.perf_counter() - (t0 + at)  # from the scheduled start
+                with lock:
+                    results.append((label, latency, status))
+
+        threads = [threading.Thread(target=worker) for _ in range(self.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - t0
+        return {"rate": rate, "achieved": len(results) / elapsed, "results": results}
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q)) if values else float("nan")
+
+
+def report(run: dict[str, Any]) -> None:
+    results = run["results"]
+    errors = [r for r in results if not 200 <= r[2] < 300]
+    lat = [r[1] * 1000 for r in results]
+    print(
+        f"\nrate {run['rate']:g}/s (achieved {run['achieved']:.1f}/s), {len(results)} requests, "
+        f"{len(errors)} errors: p50 {percentile(lat, 50):.1f} ms, p99 {percentile(lat, 99):.1f} ms, "
+        f"mean {statistics.fmean(lat):.1f} ms"
+    )
+    by_label: dict[str, list[float]] = defaultdict(list)
+    for label, latency, _ in results:
+        by_label[label].append(latency * 1000)
+    print(f"  {'endpoint':<36} {'n':>5} {'p50 ms':>8} {'p99 ms':>8}")
+    for label in sorted(by_label):
+        values = by_label[label]
+        print(f"  {label:<36} {len(values):>5} {percentile(values, 50):>8.1f} {percentile(values, 99):>8.1f}")
+    if errors:
+        print(f"  error statuses: {sorted({r[2] for r in errors})}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vms", type=int, default=150)
+    parser.add_argument("--plans", type=int, default=2000)
+    parser.add_argument("--audit", type=int, default=10_000)
+    parser.add_argument("--rates", default="10,25,50")
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--clients", type=int, default=16)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="basil-bench-api-"))
+    scenario_path = work / "scenario.yaml"
+    scenario_path.write_text(yaml.safe_dump(scenario(args.vms), sort_keys=False), encoding="utf-8")
+    print(f"bench_api: {args.vms} VMs / {2 * args.vms} disks, {DATASTORES} pod LUNs, {HOSTS} hosts ({work})")
+    with LabProcess.start(scenario_path, speed=60) as lab:
+        os.environ[PASSWORD_ENV] = lab.password
+        config = BasilConfig(
+            vcenters=(VCenterConfig(name="lab", server=lab.server, user=lab.user, password_env=PASSWORD_ENV,
+                                    tls=TLSOptions(ca_bundle=lab.pem)),),
+            pods=(PodConfig(name="basil", vcenter="lab", datastore_cluster="bench-pod"),),
+            store=StoreConfig(url=f"sqlite:///{work / 'basil.db'}"),
+        )  # fmt: skip
+        service = Service.from_config(config)
+        service.start(scheduler=False)
+        for job in ("inventory", "collect", "model"):
+            service.run_job(job)
+        ids = populate(service, args.plans, args.audit)
+        ids["plans"] = args.plans
+        with service.store.session() as session:
+            token, _ = create_token(session, "bench", "operator", created_by="bench",
+                                    expires_at=datetime.now(UTC) + timedelta(days=1))  # fmt: skip
+        service.shutdown()
+
+        doc = {
+            "vcenters": [{"name": "lab", "server": lab.server, "user": lab.user, "password_env": PASSWORD_ENV,
+                          "tls": {"ca_bundle": lab.pem}}],
+            "pods": [{"name": "basil", "vcenter": "lab", "datastore_cluster": "bench-pod"}],
+            "store": {"url": f"sqlite:///{work / 'basil.db'}"},
+            "server": {"listen": f"127.0.0.1:{_free_port()}",
+                       "tls": {"self_signed": True, "dir": str(work / "tls")}},
+        }  # fmt: skip
+        (work / "basil.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+        with (work / "serve.log").open("w") as log:
+            serve = subprocess.Popen(
+                [sys.executable, "-m", "basil", "serve", "--config", str(work / "basil.yaml")],
+                stdout=subprocess.PIPE, stderr=log, text=True, env=dict(os.environ),
+            )  # fmt: skip
+        try:
+            assert serve.stdout is not None
+            base = ""
+            for line in serve.stdout:
+                if " API " in line:
+                    base = line.split(" API ", 1)[1].split("/api/v1/", 1)[0]
+                if line.strip() == READY_LINE:
+                    break
+            threading.Thread(target=lambda: [None for _ in serve.stdout or []], daemon=True).start()
+            load = Load(base, str(work / "tls" / "basil.crt"), token, ids, args.clients)
+            load.run(5, 4, seed=0)  # warm-up: connections, caches
+            print(
+                f"basil serve at {base}: {args.clients} client threads, open loop, {args.seconds:g} s a rate"
+            )
+            for i, rate in enumerate(float(r) for r in args.rates.split(",")):
+                report(load.run(rate, args.seconds, seed=i + 1))
+        finally:
+            serve.terminate()
+            serve.wait(timeout=120)
+            if serve.stdout is not None:
+                serve.stdout.close()
+    return 0
+
+
+def _free_port() -> int:
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""``make demo``: Basil on its embedded default — the lab vCenter on a shipped scenario and the service.
+
+Starts the lab (``build/basil-lab``, built by ``make lab``) on BASIL §6.3 (all eight workloads on one
+LUN, two empty LUNs beside it) at an accelerated speed, writes a demo configuration under
+``var/demo/``, migrates the SQLite store, creates an admin API token, starts ``basil serve`` (HTTPS,
+self-signed), and prints the URLs and the token. Within about a minute the service has collected,
+modelled and recommended moves. Ctrl-C (or SIGTERM) stops the service gracefully, then the lab.
+
+The lab's control API (``/lab/``) is used here only to show the scenario's ground truth; the service
+itself never touches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_BINARY = ROOT / "build" / "basil-lab"
+WORK = ROOT / "var" / "demo"
+PASSWORD_ENV = "BASIL_DEMO_VC_PASSWORD"
+READY = "basil serve: ready"
+LAB_USER = "administrator@vsphere.local"
+
+
+def say(text: str) -> None:
+    print(f"demo: {text}", flush=True)
+
+
+def free_port(preferred: int) -> int:
+    """*preferred* if nothing listens there, else any free loopback port."""
+    for port in (preferred, 0):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            found: int = s.getsockname()[1]
+            return found
+    raise RuntimeError("no free port on 127.0.0.1")
+
+
+def basil(*args: str, env: dict[str, str]) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "basil", *args], capture_output=True, text=True, env=env, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"basil {' '.join(args)} failed:\n{result.stderr.strip()}")
+    return result.stdout
+
+
+def _copy_lines(stream: IO[str], log: Path, echo: bool) -> None:
+    with log.open("a", encoding="utf-8") as out:
+        for line in stream:
+            out.write(line)
+            out.flush()
+            if echo:
+                print(line, end="", flush=True)
+
+
+class Child:
+    """A child process in its own session (so Ctrl-C reaches only this script, which stops it in order)."""
+
+    def __init__(self, name: str, args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT,
+            start_new_session=True,
+        )  # fmt: skip
+        self.lines: list[str] = []
+
+    def wait_for(self, marker: str, timeout_s: float) -> list[str]:
+        """Read output lines until one contains *marker*; then keep draining in the background."""
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            with self.log.open("a", encoding="utf-8") as out:
+                out.write(line)
+            if marker in line:
+                threading.Thread(
+                    target=_copy_lines, args=(self.proc.stdout, self.log, False), daemon=True
+                ).start()
+                return self.lines
+            if time.monotonic() > deadline:
+                break
+        raise RuntimeError(f"{self.name} did not start; see {self.log}:\n" + "\n".join(self.lines[-20:]))
+
+    def stop(self, timeout_s: float = 120) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                say(f"{self.name} did not stop in {timeout_s:.0f} s; killing it")
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def write_config(lab_server: str, api_port: int, speed: float) -> Path:
+    """The demo's basil.yaml: the lab, its datastore cluster as the pod, quick schedules, SQLite."""
+    # Schedules in wall-clock seconds; the lab runs `speed` times faster, so a minute of wall time is
+    # `speed` minutes of the scenario: enough samples for the models and a first recommendation.
+    doc = {
+        "vcenters": [
+            {"name": "lab", "server": lab_server, "user": LAB_USER,
+             "password_env": PASSWORD_ENV, "tls": {"ca_bundle": str(WORK / "lab.pem")}},
+        ],
+        "pods": [{"name": "basil", "vcenter": "lab", "datastore_cluster": "basil-pod", "mode": "manual"}],
+        "schedules": {"collect_s": 10, "inventory_s": 60, "model_s": 20, "recommend_s": 45, "srp_s": 30,
+                      "maintenance_s": 60},
+        "store": {"url": f"sqlite:///{WORK / 'basil.db'}"},
+        "server": {"listen": f"127.0.0.1:{api_port}", "tls": {"self_signed": True, "dir": str(WORK / "tls")}},
+    }  # fmt: skip
+    path = WORK / "basil.yaml"
+    path.write_text(
+        f"# Written by scripts/demo.py (lab at {speed:g}x); a starting point for your own basil.yaml.\n"
+        + yaml.safe_dump(doc, sort_keys=False),
+        encoding="utf-8",
+    )
+    return path
+
+
+def start_lab(scenario: Path, port: int, speed: float, password: str) -> Child:
+    say(f"starting the lab vCenter on {scenario.name} at {speed:g}x (127.0.0.1:{port})")
+    args = [str(LAB_BINARY), "--scenario", str(scenario), "--listen", f"127.0.0.1:{port}", "--tls"]
+    args += [
+        "--cert-out",
+        str(WORK / "lab.pem"),
+        "--speed",
+        str(speed),
+        "--user",
+        LAB_USER,
+        "--password",
+        password,
+    ]
+    return Child("basil-lab", args, WORK / "lab.log")
+
+
+def start_service(config: Path, env: dict[str, str]) -> tuple[Child, str, list[str]]:
+    """Migrate the store, create the admin token, start `basil serve`; (process, token, banner)."""
+    say(f"configuration {config.relative_to(ROOT)}; migrating the store")
+    basil("db", "upgrade", "--config", str(config), env=env)
+    token = basil(
+        "token", "create", "demo-admin", "--role", "admin", "--config", str(config), env=env
+    ).strip()
+    say("starting basil serve")
+    serve = Child(
+        "basil serve",
+        [sys.executable, "-m", "basil", "serve", "--config", str(config)],
+        WORK / "serve.log",
+        env,
+    )
+    return serve, token, serve.wait_for(READY, timeout_s=180)
+
+
+def welcome(banner: list[str], token: str) -> None:
+    base = next(line.split(" API ", 1)[1].split("/api/v1/", 1)[0] for line in banner if " API " in line)
+    for line in banner:
+        print(line, flush=True)
+    cert = (WORK / "tls" / "basil.crt").relative_to(ROOT)
+    print(flush=True)
+    say("Basil is running on the lab (BASIL §6.3: eight workloads crowded on 6diskLUN).")
+    say(f"  API          {base}/api/v1/   (OpenAPI: {base}/api/v1/openapi.json)")
+    if (ROOT / "plugin" / "dist" / "index.html").exists() and any("plugin" in line for line in banner):
+        say(f"  plugin UI    {base}/plugin/index.html  (standalone; paste the token when asked)")
+    say(f"  admin token  {token}")
+    say(f"  certificate  {cert} (self-signed; curl --cacert it, or -k)")
+    say("Within a minute the service has collected, modelled and recommended. Try:")
+    say(f'  curl --cacert {cert} -H "Authorization: Bearer {token}" {base}/api/v1/pods/basil/recommendations')
+    say('  then POST /api/v1/plans {"recommendation_id": ...} and POST /api/v1/plans/<id>/apply.')
+    say("Ctrl-C stops everything.")
+
+
+def supervise(children: list[Child], stopping: threading.Event) -> int:
+    """Wait for Ctrl-C; 1 if a child died on its own first."""
+    while not stopping.is_set():
+        for child in children:
+            if child.proc.poll() is not None:
+                say(f"{child.name} exited with {child.proc.returncode}; see {child.log.relative_to(ROOT)}")
+                return 1
+        stopping.wait(1.0)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--scenario", default="basil-6.3", help="a lab/scenarios/*.yaml name (default basil-6.3)"
+    )
+    parser.add_argument(
+        "--speed", type=float, default=30.0, help="lab time per wall-clock second (default 30)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8443, help="the API's port (default 8443, else a free one)"
+    )
+    args = parser.parse_args()
+    if not LAB_BINARY.exists():
+        say(f"{LAB_BINARY} is missing: run `make lab` (make demo does)")
+        return 2
+    scenario = ROOT / "lab" / "scenarios" / f"{args.scenario}.yaml"
+    if not scenario.exists():
+        say(f"no scenario {scenario}")
+        return 2
+    # A fresh store per run (the scenario starts over too); the certificate is kept, so the
+    # thumbprint registered with a vCenter stays valid across demos.
+    WORK.mkdir(parents=True, exist_ok=True)
+    for leftover in ("basil.db", "basil.db-wal", "basil.db-shm", "lab.log", "serve.log"):
+        (WORK / leftover).unlink(missing_ok=True)
+    password = secrets.token_urlsafe(18)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BASIL_")}
+    env[PASSWORD_ENV] = password
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if not stopping.is_set():
+            print(flush=True)
+            say(f"{signal.Signals(signum).name}: stopping the service, then the lab")
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    lab_port = free_port(8989)
+    lab = start_lab(scenario, lab_port, args.speed, password)
+    serve: Child | None = None
+    try:
+        lab.wait_for("basil-lab: ready", timeout_s=120)
+        config = write_config(f"127.0.0.1:{lab_port}", free_port(args.port), args.speed)
+        serve, token, banner = start_service(config, env)
+        welcome(banner, token)
+        return supervise([serve, lab], stopping)
+    except RuntimeError as err:
+        say(str(err))
+        return 1
+    finally:
+        if serve is not None:
+            say(f"basil serve stopped ({serve.stop()})")
+        lab.stop()
+        say("lab stopped")
+
+
+if __name__ == "__main__":
+    if shutil.which("go") is None and not LAB_BINARY.exists():
+        print("demo: Go is needed to build the lab (https://go.dev); make demo builds it with `make lab`")
+        sys.exit(2)
+    sys.exit(main())
