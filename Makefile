@@ -8,6 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab bench-api
+.PHONY: plugin plugin-test chromium
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +25,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-pytest: $(STAMP) lab
+pytest: $(STAMP) lab plugin
 	$(VENV)/bin/pytest
 
-test: lint typecheck lab-check pytest
+test: lint typecheck lab-check plugin-test pytest
 
 # The lab vCenter (Go, on govmomi's simulator): build/basil-lab.
 LAB_SOURCES := $(shell find lab -name '*.go' -o -name go.mod -o -name go.sum)
@@ -46,7 +47,7 @@ bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py
 
 # The lab on BASIL §6.3 at 30x and `basil serve` on SQLite (scripts/demo.py); Ctrl-C stops both.
-demo: $(STAMP) lab
+demo: $(STAMP) lab plugin
 	$(PY) scripts/demo.py
 
 bench: $(STAMP)
@@ -66,8 +67,36 @@ postgres:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	fi
 
+# The vSphere Client plugin: npm ci from the committed lockfile, then a type-checked production build
+# into plugin/dist, which the service serves under /plugin/. Built here, never committed.
+PLUGIN_SOURCES := $(shell find plugin/src plugin/public -type f) plugin/index.html plugin/client.html \
+	plugin/plugin.json plugin/vite.config.ts plugin/tsconfig.json plugin/tsconfig.test.json
+
+plugin/node_modules/.package-lock.json: plugin/package.json plugin/package-lock.json
+	cd plugin && npm ci --no-audit --no-fund
+
+plugin/dist/index.html: plugin/node_modules/.package-lock.json $(PLUGIN_SOURCES)
+	cd plugin && npm run build
+
+plugin: plugin/dist/index.html
+
+# The plugin's unit tests (Vitest) and type check.
+plugin-test: plugin/node_modules/.package-lock.json
+	cd plugin && npx tsc --noEmit -p tsconfig.test.json && npx vitest run
+
+# Debian's chromium, for the plugin's end-to-end tests (Playwright drives /usr/bin/chromium; it never
+# downloads a browser of its own). Idempotent and quiet; needs root (or sudo) to install.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	else \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		echo "installing chromium (Debian package) for the plugin's browser tests"; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache plugin/dist plugin/node_modules
 
 .PHONY: bench-srp
 bench-srp: $(STAMP)

@@ -40,6 +40,8 @@ setup(
             # The lab's tests talk to it as the service will: pyVmomi for SOAP, requests for REST.
             "pyvmomi>=8.0.1,<10",
             "requests>=2.31,<3",
+            # The plugin's end-to-end tests drive Debian's chromium (never a downloaded browser).
+            "playwright>=1.50,<2",
         ],
         "dev": [
             "ruff>=0.6",

@@ -1,0 +1,249 @@
+// The one door from the plugin to Basil's REST API: adds the credentials of the mode the plugin runs
+// in, and turns every failure (HTTP error, unreadable body, network) into one ApiError type.
+
+import type {
+  AuditEntry,
+  DatastoreDetail,
+  DiskModelSeries,
+  Entitlements,
+  ErrorBody,
+  Health,
+  Job,
+  LoadPoint,
+  ModelPoint,
+  Plan,
+  PodDetail,
+  PodHistory,
+  PodSummary,
+  PoolTreeDoc,
+  Problem,
+  RebalanceWindow,
+  Recommendation,
+  Schedules,
+  VCenter,
+  VmDetail,
+} from './types';
+
+/** Supplies the headers that authenticate a request (an API token, or the vSphere Client session). */
+export interface Credentials {
+  headers(): Promise<Record<string, string>>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly problems: Problem[];
+
+  constructor(status: number, code: string, message: string, problems: Problem[] = []) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.problems = problems;
+  }
+
+  /** One line for an alert: the service's message, with the problem count when there are several. */
+  describe(): string {
+    if (this.status === 0) return `Cannot reach the Basil service: ${this.message}`;
+    return this.message || `${this.status} ${this.code}`;
+  }
+}
+
+export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  credentials: Credentials;
+  fetch?: Fetch;
+  /** Called on every 401, before the error is thrown (the standalone mode asks for a new token). */
+  onUnauthorized?: (err: ApiError) => void;
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return typeof value === 'object' && value !== null && typeof (value as ErrorBody).error === 'string';
+}
+
+/** The API base URL for a page served at <base>/plugin/<page>: <base>/api/v1, relative to the page. */
+export function apiBaseFor(pageUrl: string): string {
+  return new URL('../api/v1', pageUrl).toString();
+}
+
+export function encodeId(id: string): string {
+  return encodeURIComponent(id);
+}
+
+export class ApiClient {
+  private readonly baseUrl: string;
+  private readonly credentials: Credentials;
+  private readonly fetchImpl: Fetch;
+  private readonly onUnauthorized?: (err: ApiError) => void;
+
+  constructor(options: ApiClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.credentials = options.credentials;
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.onUnauthorized = options.onUnauthorized;
+  }
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...(await this.credentials.headers()),
+    };
+    const init: RequestInit = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.baseUrl}${path}`, init);
+    } catch (err) {
+      throw new ApiError(0, 'network', err instanceof Error ? err.message : String(err));
+    }
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text.trim() !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        if (response.ok) {
+          throw new ApiError(response.status, 'bad_response', `${method} ${path}: the response is not JSON`);
+        }
+      }
+    }
+    if (!response.ok) {
+      const err = isErrorBody(parsed)
+        ? new ApiError(response.status, parsed.error, parsed.message ?? '', parsed.problems ?? [])
+        : new ApiError(
+            response.status,
+            `http_${response.status}`,
+            `${method} ${path} failed: ${response.status} ${response.statusText}`.trim(),
+          );
+      if (response.status === 401) this.onUnauthorized?.(err);
+      throw err;
+    }
+    return parsed as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  post<T>(path: string, body: unknown = {}): Promise<T> {
+    return this.request<T>('POST', path, body);
+  }
+
+  // --- the resources of API-CONTRACT.md ------------------------------------------------------------
+
+  health(): Promise<Health> {
+    return this.get('/health');
+  }
+  vcenters(): Promise<VCenter[]> {
+    return this.get('/vcenters');
+  }
+  pods(): Promise<PodSummary[]> {
+    return this.get('/pods');
+  }
+  pod(name: string): Promise<PodDetail> {
+    return this.get(`/pods/${encodeId(name)}`);
+  }
+  podHistory(name: string, hours: number): Promise<PodHistory> {
+    return this.get(`/pods/${encodeId(name)}/history?hours=${hours}`);
+  }
+  datastore(id: string): Promise<DatastoreDetail> {
+    return this.get(`/datastores/${encodeId(id)}`);
+  }
+  datastorePoints(id: string, hours: number): Promise<ModelPoint[]> {
+    return this.get(`/datastores/${encodeId(id)}/model/points?hours=${hours}`);
+  }
+  datastoreLoad(id: string, hours: number): Promise<LoadPoint[]> {
+    return this.get(`/datastores/${encodeId(id)}/load?hours=${hours}`);
+  }
+  vm(id: string): Promise<VmDetail> {
+    return this.get(`/vms/${encodeId(id)}`);
+  }
+  diskModel(id: string, hours: number): Promise<DiskModelSeries> {
+    return this.get(`/disks/${encodeId(id)}/model?hours=${hours}`);
+  }
+  /** The latest recommendation of a pod, or null when it has none yet (404). */
+  async latestRecommendation(pod: string): Promise<Recommendation | null> {
+    try {
+      return await this.get<Recommendation | null>(`/pods/${encodeId(pod)}/recommendations`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404 && err.code !== 'pod_not_found') return null;
+      throw err;
+    }
+  }
+  recommendNow(pod: string): Promise<Recommendation> {
+    return this.post(`/pods/${encodeId(pod)}/recommendations`);
+  }
+  createPlan(recommendationId: string | number): Promise<Plan> {
+    return this.post('/plans', { recommendation_id: recommendationId });
+  }
+  plans(filter: { state?: string; pod?: string } = {}): Promise<Plan[]> {
+    const q = new URLSearchParams();
+    if (filter.state) q.set('state', filter.state);
+    if (filter.pod) q.set('pod', filter.pod);
+    const qs = q.toString();
+    return this.get(`/plans${qs ? `?${qs}` : ''}`);
+  }
+  plan(id: string | number): Promise<Plan> {
+    return this.get(`/plans/${encodeId(String(id))}`);
+  }
+  approvePlan(id: string | number): Promise<Plan> {
+    return this.post(`/plans/${encodeId(String(id))}/approve`);
+  }
+  applyPlan(id: string | number): Promise<Plan> {
+    return this.post(`/plans/${encodeId(String(id))}/apply`);
+  }
+  cancelPlan(id: string | number): Promise<Plan> {
+    return this.post(`/plans/${encodeId(String(id))}/cancel`);
+  }
+  pools(): Promise<PoolTreeDoc[]> {
+    return this.get('/pools');
+  }
+  pool(name: string): Promise<PoolTreeDoc> {
+    return this.get(`/pools/${encodeId(name)}`);
+  }
+  createPool(doc: PoolTreeDoc): Promise<PoolTreeDoc> {
+    return this.post('/pools', doc);
+  }
+  replacePool(doc: PoolTreeDoc): Promise<PoolTreeDoc> {
+    return this.request('PUT', `/pools/${encodeId(doc.name)}`, doc);
+  }
+  deletePool(name: string): Promise<void> {
+    return this.request('DELETE', `/pools/${encodeId(name)}`);
+  }
+  /** Problems of a pool tree without saving it; an empty list when it is valid. */
+  async validatePool(doc: PoolTreeDoc): Promise<Problem[]> {
+    try {
+      const result = await this.post<{ valid?: boolean; problems?: Problem[] } | null>('/pools/validate', doc);
+      return result?.problems ?? [];
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 400 && err.problems.length > 0) return err.problems;
+      throw err;
+    }
+  }
+  entitlements(name: string): Promise<Entitlements> {
+    return this.get(`/pools/${encodeId(name)}/entitlements`);
+  }
+  schedules(): Promise<Schedules> {
+    return this.get('/schedules');
+  }
+  jobs(): Promise<Job[]> {
+    return this.get('/jobs');
+  }
+  me(): Promise<{ name: string; role: string; via: string }> {
+    return this.get('/me');
+  }
+  setRebalanceWindow(window: Pick<RebalanceWindow, 'cron' | 'timezone' | 'duration' | 'max_moves' | 'max_gb'>): Promise<unknown> {
+    return this.request('PUT', '/schedules/rebalance', window);
+  }
+  async audit(limit = 100, before?: string): Promise<AuditEntry[]> {
+    const q = new URLSearchParams({ limit: String(limit) });
+    if (before) q.set('before', before);
+    const body = await this.get<AuditEntry[] | { entries: AuditEntry[] }>(`/audit?${q.toString()}`);
+    return Array.isArray(body) ? body : body.entries;
+  }
+}

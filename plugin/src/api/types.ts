@@ -1,0 +1,332 @@
+// The shapes of Basil's REST API v1 (API-CONTRACT.md) as the plugin reads them. Fields the contract
+// leaves open are optional here, and every view copes with their absence.
+
+export type Role = 'viewer' | 'operator' | 'admin';
+
+export interface Problem {
+  field: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  problems?: Problem[];
+}
+
+export interface Health {
+  status: string;
+  version: string;
+  scheduler?: string;
+  store?: string;
+  vcenters: { name: string; connected: boolean; last_collection: string | null }[];
+}
+
+export interface VCenter {
+  name: string;
+  server?: string;
+  connected?: boolean;
+  instance_uuid?: string | null;
+  last_collection?: string | null;
+  last_error?: string | null;
+}
+
+export interface DatastoreSummary {
+  id: string;
+  name: string;
+  pod: string | null;
+  capacity_gb: number;
+  free_gb: number;
+  maintenance: boolean;
+  accessible: boolean;
+  P: number | null;
+  model_status: string;
+  load_sum_L: number | null;
+  normalized_load: number | null;
+  latency_ms: number | null;
+  read_iops: number | null;
+  write_iops: number | null;
+  iops: number | null;
+}
+
+export interface Move {
+  id?: string | number;
+  disk: string;
+  vm: string;
+  vm_id: string;
+  from: string;
+  to: string;
+  from_name?: string;
+  to_name?: string;
+  size_gb: number;
+  reason_code: string;
+  reason: string;
+  from_N_before: number;
+  from_N_after: number;
+  to_N_before: number;
+  to_N_after: number;
+  imbalance_before: number;
+  imbalance_after: number;
+  /** In a recommendation: open until a plan takes the move. */
+  status?: string | null;
+  state?: string;
+  progress?: number | null;
+  task?: string | null;
+  message?: string | null;
+  finished_at?: string | null;
+}
+
+export interface PodSummary {
+  name: string;
+  vcenter: string;
+  mode: string;
+  imbalance: number | null;
+  threshold: number;
+  datastores: DatastoreSummary[];
+  pending_moves: number | Move[];
+  last_recommendation: string | null | { id: string | number; created_at: string };
+  storage_pod?: string | null;
+}
+
+export interface PodDetail extends PodSummary {
+  /** Moves not started yet (the service's name; `pending_moves` is their count). */
+  pending?: Move[];
+  recent_moves?: Move[];
+}
+
+/** One modelling round of a pod: its imbalance and each datastore's normalized load N. */
+export interface HistoryPoint {
+  t: string;
+  imbalance: number | null;
+  normalized_load: Record<string, number | null>;
+}
+
+export interface PodHistory {
+  pod: string;
+  hours?: number;
+  points: HistoryPoint[];
+}
+
+export interface DeviceModel {
+  status: string;
+  P: number | null;
+  slope_ms_per_oio: number | null;
+  intercept_ms: number | null;
+  r2: number | null;
+  points_used: number | null;
+  points_filtered?: number | null;
+  summary?: string | null;
+  fitted_at: string | null;
+}
+
+export interface DatastoreDetail extends DatastoreSummary {
+  model: DeviceModel | null;
+}
+
+export interface ModelPoint {
+  oio: number;
+  latency_ms: number;
+  iops?: number | null;
+  t: string;
+}
+
+export interface LoadPoint {
+  t: string;
+  normalized_load: number | null;
+  load_sum_L?: number | null;
+}
+
+/** BASIL's workload model of a disk: the four parameters (90th percentiles) and the load L (eq. 1). */
+export interface WorkloadParams {
+  oio: number;
+  io_size_kb: number;
+  read_pct: number;
+  random_pct: number;
+  L?: number | null;
+  samples?: number;
+  flags?: string[];
+  fitted_at?: string | null;
+}
+
+/** A disk's storageIOAllocation: limit -1 is unlimited. */
+export interface IoAllocation {
+  reservation: number;
+  limit: number;
+  shares: number;
+  shares_level?: string;
+}
+
+export interface AppliedSetting {
+  reservation: number;
+  limit: number;
+  shares: number;
+  issued_at?: string | null;
+  outcome?: string;
+  message?: string | null;
+}
+
+export interface DiskDetail {
+  id: string;
+  instance: string;
+  label?: string;
+  datastore: string;
+  datastore_name?: string;
+  size_gb: number;
+  model: WorkloadParams | null;
+  /** What vCenter has now. */
+  io?: IoAllocation | null;
+  /** What Basil's SRP loop last issued. */
+  applied?: AppliedSetting | null;
+  latest?: { t: string; iops: number | null; latency_ms: number | null; oio: number | null } | null;
+}
+
+export interface VmPoolRef {
+  pool_tree: string;
+  datastore: string;
+}
+
+export interface VmDetail {
+  id: string;
+  name: string;
+  host?: string | null;
+  host_name?: string | null;
+  power_state?: string | null;
+  pools?: VmPoolRef[];
+  disks: DiskDetail[];
+}
+
+export interface DiskModelSeries {
+  disk: string;
+  percentile?: number;
+  hours?: number;
+  /** Successive fits of the workload model (each the 90th percentiles of its window). */
+  points: ({ t: string } & WorkloadParams)[];
+}
+
+export interface LoadState {
+  imbalance: number;
+  normalized_load: Record<string, number>;
+}
+
+export interface Recommendation {
+  id: string | number;
+  pod?: string;
+  created_at: string;
+  before: LoadState;
+  after: LoadState;
+  moves: Move[];
+  threshold?: number;
+  stop_reason?: string | null;
+  notes?: string[];
+}
+
+export type PlanState = 'proposed' | 'approved' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface Plan {
+  id: string | number;
+  pod: string;
+  state: PlanState | string;
+  created_at: string;
+  created_by?: string | null;
+  started_at?: string | null;
+  finished_at?: string | null;
+  updated_at?: string | null;
+  recommendation_id?: string | number | null;
+  progress?: number | null;
+  size_gb?: number | null;
+  moves: Move[];
+  message?: string | null;
+}
+
+export interface Controls {
+  reservation?: number | string;
+  limit?: number | string;
+  shares?: number | string;
+}
+
+export interface PoolNode extends Controls {
+  name?: string;
+  vm?: string;
+  disk?: string;
+  children?: PoolNode[];
+}
+
+export interface PoolTreeDoc {
+  name: string;
+  /** The datastore's name (or id) the tree divides. */
+  datastore: string;
+  version?: number;
+  root: Controls;
+  pools: PoolNode[];
+  sioc?: boolean;
+  datastore_id?: string;
+  vcenter?: string;
+  updated_at?: string | null;
+  updated_by?: string | null;
+}
+
+/** SRP's result for a pool, VM or disk: limit null is unlimited. */
+export interface Entitlement {
+  reservation: number;
+  limit: number | null;
+  shares: number;
+  entitlement: number | null;
+  demand: number | null;
+}
+
+export interface Entitlements {
+  name: string;
+  datastore: string;
+  computed_at?: string | null;
+  measured_at?: string | null;
+  array_iops: number | null;
+  queue_depth?: number | null;
+  latency_threshold_ms?: number | null;
+  hosts: { host: string; queue_depth: number }[];
+  pools: ({ pool: string } & Entitlement)[];
+  vms: ({ vm: string; vm_id?: string } & Entitlement)[];
+  disks: ({ disk: string; vm: string; applied?: AppliedSetting | null } & Entitlement)[];
+}
+
+export interface Job {
+  id: string;
+  name: string;
+  description?: string;
+  enabled?: boolean;
+  trigger: string;
+  next_run: string | null;
+  last_run: { started: string; finished: string | null; outcome: string; message: string | null } | null;
+}
+
+export interface RebalanceWindow {
+  enabled?: boolean;
+  cron: string;
+  timezone: string;
+  duration: string;
+  duration_s?: number;
+  max_moves: number;
+  max_gb: number;
+  next_window?: { start: string; end: string } | null;
+}
+
+export interface Schedules {
+  collect_s?: number;
+  model_s?: number;
+  recommend_s?: number;
+  srp_s?: number;
+  rebalance?: RebalanceWindow;
+  pods?: Record<string, { mode?: string; rebalance: RebalanceWindow }>;
+}
+
+export interface AuditEntry {
+  id?: number;
+  at: string;
+  who: string;
+  via?: string;
+  action: string;
+  target: string;
+  from: string;
+  outcome: string;
+  message?: string | null;
+  detail: unknown;
+}

@@ -1,0 +1,315 @@
+// A pod's latest recommendation (moves with their reasons and predicted effect), Approve / Apply now
+// behind a confirmation, and the plans in flight with their progress, polled while they run.
+
+import { useState } from 'react';
+import { ApiError } from '../api/client';
+import type { DatastoreSummary, Move, Plan, Recommendation } from '../api/types';
+import { BeforeAfterBars } from '../charts/Charts';
+import { compact, dateTime, gb } from '../shape/format';
+import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
+import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
+
+function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
+  return (
+    <table className="table table-compact basil-table" data-testid="moves-table">
+      <thead>
+        <tr>
+          <th className="left">VM / disk</th>
+          <th className="left">From → to</th>
+          <th>Size</th>
+          <th className="left">Reason</th>
+          <th className="left">Predicted effect</th>
+        </tr>
+      </thead>
+      <tbody>
+        {moves.map((m, i) => (
+          <tr key={`${m.disk}-${i}`} className={focus && (m.from === focus || m.to === focus) ? 'basil-selected' : undefined} data-move={m.disk}>
+            <td className="left">
+              {m.vm}
+              <div className="basil-muted basil-nowrap">{m.disk}</div>
+            </td>
+            <td className="left">
+              {moveEnds(m, datastores).from} → <strong>{moveEnds(m, datastores).to}</strong>
+            </td>
+            <td>{gb(m.size_gb)}</td>
+            <td className="left">
+              <span className="label label-info" title={m.reason_code}>
+                {m.reason_code}
+              </span>
+              <div className="basil-reason">{m.reason}</div>
+            </td>
+            <td className="left basil-effect">{moveEffect(m, datastores)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A plan's progress, polled every two seconds until it is final. */
+export function PlanProgress({ planId, datastores, onFinished }: { planId: string | number; datastores: DatastoreSummary[]; onFinished?: (p: Plan) => void }) {
+  const { api } = useApp();
+  const [final, setFinal] = useState(false);
+  const [acting, setActing] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const plan = useLoad<Plan>(
+    async () => {
+      const p = await api.plan(planId);
+      if (isPlanFinal(p) && !final) {
+        setFinal(true);
+        onFinished?.(p);
+      }
+      return p;
+    },
+    `plan:${planId}`,
+    final ? 0 : 2_000,
+  );
+  const act = async (what: 'approve' | 'apply' | 'cancel') => {
+    setActing(true);
+    setError(null);
+    try {
+      if (what === 'approve') await api.approvePlan(planId);
+      else if (what === 'apply') await api.applyPlan(planId);
+      else await api.cancelPlan(planId);
+      plan.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, 'client', String(err)));
+    } finally {
+      setActing(false);
+    }
+  };
+  return (
+    <div className="basil-plan" data-testid={`plan-${planId}`}>
+      <LoadGate loaded={plan}>
+        {(p) => {
+          const progress = planProgress(p);
+          return (
+            <>
+              <div className="basil-plan-head">
+                <span>
+                  Plan <strong>{String(p.id)}</strong> for {p.pod}
+                </span>
+                <span data-testid="plan-state">
+                  <StateLabel state={p.state} />
+                </span>
+                <div className="progress-block basil-progress" data-testid="plan-progress" data-value={progress}>
+                  <div className="progress">
+                    <progress max={100} value={progress} aria-label="plan progress" />
+                  </div>
+                  <span>{progress}%</span>
+                </div>
+                {p.state === 'proposed' && (
+                  <button type="button" className="btn btn-sm btn-outline" disabled={acting} onClick={() => act('approve')}>
+                    Approve
+                  </button>
+                )}
+                {(p.state === 'proposed' || p.state === 'approved') && (
+                  <button type="button" className="btn btn-sm btn-outline" disabled={acting} onClick={() => act('apply')}>
+                    Apply now
+                  </button>
+                )}
+                {!isPlanFinal(p) && (
+                  <button type="button" className="btn btn-sm btn-link basil-danger-link" disabled={acting} onClick={() => act('cancel')}>
+                    Cancel
+                  </button>
+                )}
+              </div>
+              {p.message && <p className="basil-muted">{p.message}</p>}
+              <ErrorAlert error={error} />
+              <table className="table table-compact basil-table" data-testid="plan-moves">
+                <thead>
+                  <tr>
+                    <th className="left">VM / disk</th>
+                    <th className="left">From → to</th>
+                    <th className="left">State</th>
+                    <th className="left">Progress</th>
+                    <th className="left">vCenter task / message</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.moves.map((m, i) => (
+                    <tr key={`${m.id ?? i}`} data-move={m.disk} data-state={m.state}>
+                      <td className="left">
+                        {m.vm} <span className="basil-muted">{m.disk}</span>
+                      </td>
+                      <td className="left">
+                        {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
+                      </td>
+                      <td className="left">
+                        <StateLabel state={m.state ?? 'pending'} />
+                      </td>
+                      <td className="left">{typeof m.progress === 'number' ? `${Math.round(m.progress)}%` : ''}</td>
+                      <td className="left basil-muted">
+                        {m.task ? <code>{m.task}</code> : null} {m.message ?? ''}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          );
+        }}
+      </LoadGate>
+    </div>
+  );
+}
+
+type Decision = 'approve' | 'apply';
+
+export function RecommendationPanel({ pod, datastores, focus = null }: { pod: string; datastores: DatastoreSummary[]; focus?: string | null }) {
+  const { api } = useApp();
+  const rec = useLoad<Recommendation | null>(() => api.latestRecommendation(pod), `rec:${pod}`, 60_000);
+  const open = useLoad<Plan[]>(
+    async () => (await api.plans({ pod })).filter((p) => !isPlanFinal(p)),
+    `open-plans:${pod}`,
+    10_000,
+  );
+  const [confirm, setConfirm] = useState<Decision | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [watching, setWatching] = useState<(string | number)[]>([]);
+  // Recommendations already turned into a plan here: their buttons give way to the plan's number.
+  const [planned, setPlanned] = useState<Record<string, string | number>>({});
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const recompute = async () => {
+    setBusy('Computing a recommendation…');
+    setError(null);
+    try {
+      await api.recommendNow(pod);
+      rec.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, 'client', String(err)));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const decide = async (r: Recommendation, what: Decision) => {
+    setConfirm(null);
+    setBusy(what === 'apply' ? 'Starting the moves…' : 'Approving…');
+    setError(null);
+    try {
+      const plan = await api.createPlan(r.id);
+      const after = what === 'apply' ? await api.applyPlan(plan.id) : await api.approvePlan(plan.id);
+      setWatching((w) => [after?.id ?? plan.id, ...w.filter((id) => id !== plan.id)]);
+      setPlanned((p) => ({ ...p, [String(r.id)]: plan.id }));
+      setNotice(
+        what === 'apply'
+          ? `Plan ${String(plan.id)} started: its progress shows below.`
+          : `Plan ${String(plan.id)} is approved: the next rebalance window applies it.`,
+      );
+      open.reload();
+    } catch (err) {
+      setError(err instanceof ApiError ? err : new ApiError(0, 'client', String(err)));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const openIds = (open.data ?? []).map((p) => p.id);
+  const shown = [...watching, ...openIds.filter((id) => !watching.includes(id))];
+
+  return (
+    <>
+      <Section
+        title="Recommendation"
+        testId="recommendation"
+        actions={
+          <button type="button" className="btn btn-sm btn-outline" onClick={recompute} disabled={busy !== null} data-testid="recompute">
+            Recompute now
+          </button>
+        }
+      >
+        {busy && <Spinner label={busy} />}
+        {notice && <Alert kind="success" testId="plan-notice">{notice}</Alert>}
+        <ErrorAlert error={error} testId="recommendation-error" />
+        <LoadGate loaded={rec}>
+          {(r) =>
+            !r ? (
+              <p className="basil-muted">No recommendation yet for {pod}. Recompute to get one.</p>
+            ) : r.moves.length === 0 ? (
+              <p data-testid="balanced">
+                No moves recommended for {pod} at {dateTime(r.created_at)}: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
+              </p>
+            ) : (
+              <>
+                <p>
+                  Computed {dateTime(r.created_at)}: {movesSummary(r.moves)}. Imbalance{' '}
+                  <strong>{compact(r.before?.imbalance)}</strong> → <strong data-testid="imbalance-after">{compact(r.after?.imbalance)}</strong>
+                  {r.stop_reason ? ` (${r.stop_reason})` : ''}.
+                </p>
+                {(r.notes ?? []).map((n, i) => (
+                  <Alert key={i} kind="info">
+                    {n}
+                  </Alert>
+                ))}
+                <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
+                <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
+                <div className="basil-actions">
+                  {planned[String(r.id)] !== undefined || !hasOpenMoves(r) ? (
+                    <span className="basil-muted" data-testid="already-planned">
+                      {planned[String(r.id)] !== undefined
+                        ? `These moves are plan ${String(planned[String(r.id)])}; recompute for a new recommendation.`
+                        : 'These moves are already in a plan; recompute for a new recommendation.'}
+                    </span>
+                  ) : (
+                    <>
+                      <button type="button" className="btn btn-outline" disabled={busy !== null} onClick={() => setConfirm('approve')} data-testid="approve">
+                        Approve
+                      </button>
+                      <button type="button" className="btn btn-primary" disabled={busy !== null} onClick={() => setConfirm('apply')} data-testid="apply">
+                        Apply now
+                      </button>
+                    </>
+                  )}
+                </div>
+                {confirm && (
+                  <Modal
+                    title={confirm === 'apply' ? 'Apply these moves now?' : 'Approve these moves?'}
+                    onClose={() => setConfirm(null)}
+                    testId="confirm"
+                    footer={
+                      <>
+                        <button type="button" className="btn btn-outline" onClick={() => setConfirm(null)}>
+                          Cancel
+                        </button>
+                        <button type="button" className="btn btn-primary" onClick={() => decide(r, confirm)} data-testid="confirm-ok">
+                          {confirm === 'apply' ? 'Apply now' : 'Approve'}
+                        </button>
+                      </>
+                    }
+                  >
+                    <p>
+                      {confirm === 'apply'
+                        ? 'Storage vMotion starts now for:'
+                        : 'The next rebalance window will move, within its budget:'}{' '}
+                      {movesSummary(r.moves)}.
+                    </p>
+                    <ul className="basil-confirm-list">
+                      {r.moves.map((m, i) => (
+                        <li key={i}>
+                          {m.vm} {m.disk}: {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to} ({gb(m.size_gb)})
+                        </li>
+                      ))}
+                    </ul>
+                    <p>
+                      Predicted imbalance {compact(r.before?.imbalance)} → {compact(r.after?.imbalance)}.
+                    </p>
+                  </Modal>
+                )}
+              </>
+            )
+          }
+        </LoadGate>
+      </Section>
+      {shown.length > 0 && (
+        <Section title="Plans in flight" testId="plans">
+          {shown.map((id) => (
+            <PlanProgress key={String(id)} planId={id} datastores={datastores} onFinished={() => rec.reload()} />
+          ))}
+        </Section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,182 @@
+// The monitor tabs of a datastore and of a datastore cluster (a pod): normalized load over time, the
+// device model as an OIO-latency scatter with its fitted line and P, and the pod's recommendation.
+
+import { useState } from 'react';
+import type { DatastoreDetail, LoadPoint, ModelPoint, PodDetail, PodHistory } from '../api/types';
+import { LineChart, ModelScatter } from '../charts/Charts';
+import { fittedLine, historySeries, timeSeries } from '../shape/charts';
+import { compact, dateTime, gb, iops, ms } from '../shape/format';
+import { datastoreFlags, imbalanceStatus } from '../shape/overview';
+import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
+import { DatastoreTable, ImbalanceBadge } from './PodsOverview';
+import { RecommendationPanel } from './Recommendations';
+
+export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; hours: number }) {
+  const { api } = useApp();
+  const ds = useLoad<DatastoreDetail>(() => api.datastore(datastoreId), `ds:${datastoreId}`, 60_000);
+  const pts = useLoad<ModelPoint[]>(() => api.datastorePoints(datastoreId, hours), `pts:${datastoreId}:${hours}`, 60_000);
+  return (
+    <Section title="Device model: latency against outstanding IOs" testId="device-model">
+      <LoadGate loaded={ds}>
+        {(d) => {
+          const points = pts.data ?? [];
+          const oioMax = Math.max(1, ...points.map((p) => p.oio));
+          const line = fittedLine(d.model?.slope_ms_per_oio, d.model?.intercept_ms, oioMax);
+          return (
+            <>
+              <div className="basil-stats">
+                <Stat label="P = 1/slope" value={compact(d.model?.P ?? d.P)} testId="model-P" />
+                <Stat label="slope" value={d.model?.slope_ms_per_oio != null ? `${compact(d.model.slope_ms_per_oio)} ms/OIO` : '—'} />
+                <Stat label="intercept" value={ms(d.model?.intercept_ms)} />
+                <Stat label="fit r²" value={compact(d.model?.r2)} />
+                <Stat label="samples used" value={d.model?.points_used ?? '—'} />
+                <Stat label="status" value={d.model?.status ?? d.model_status} />
+                <Stat label="fitted" value={dateTime(d.model?.fitted_at)} />
+              </div>
+              {d.model?.summary && <p data-testid="model-summary">{d.model.summary}</p>}
+              <ModelScatter title={`${d.name}: read latency against read OIO`} points={points} line={line} testId="model-scatter" />
+              <p className="basil-muted basil-help">
+                Each dot is one 20-second sample of the datastore (read OIO summed over hosts, latency weighted by IOPS);
+                the line is the least-squares fit BASIL uses. A steeper line means a slower device: P = 1/slope.
+              </p>
+            </>
+          );
+        }}
+      </LoadGate>
+    </Section>
+  );
+}
+
+export function DatastoreView({ id }: { id: string }) {
+  const { api, open } = useApp();
+  const [hours, setHours] = useState(6);
+  const ds = useLoad<DatastoreDetail>(() => api.datastore(id), `dsv:${id}`, 30_000);
+  const load = useLoad<LoadPoint[]>(() => api.datastoreLoad(id, hours), `load:${id}:${hours}`, 60_000);
+  const podName = ds.data?.pod ?? null;
+  const pod = useLoad<PodDetail | null>(
+    () => (podName ? api.pod(podName) : Promise.resolve(null)),
+    `dspod:${podName ?? ''}`,
+    30_000,
+  );
+  return (
+    <div data-testid="datastore-view">
+      <LoadGate loaded={ds}>
+        {(d) => (
+          <>
+            <div className="basil-title-row">
+              <h2 className="basil-h2" data-testid="view-title">
+                {d.name}
+              </h2>
+              {d.pod && (
+                <button type="button" className="btn btn-sm btn-link" onClick={() => open(`#/pod/${encodeURIComponent(d.pod ?? '')}`)}>
+                  pod {d.pod}
+                </button>
+              )}
+              {datastoreFlags(d).map((f) => (
+                <span key={f} className="label label-warning">
+                  {f}
+                </span>
+              ))}
+              <HoursPicker hours={hours} onChange={setHours} />
+            </div>
+            <div className="basil-stats">
+              <Stat label="normalized load N" value={compact(d.normalized_load)} testId="stat-N" />
+              <Stat label="ΣL" value={compact(d.load_sum_L)} />
+              <Stat label="P" value={compact(d.P)} />
+              <Stat label="latency" value={ms(d.latency_ms)} />
+              <Stat label="IOPS" value={`${iops(d.iops)} (${iops(d.read_iops)} r / ${iops(d.write_iops)} w)`} />
+              <Stat label="free" value={`${gb(d.free_gb)} of ${gb(d.capacity_gb)}`} />
+            </div>
+            <div className="basil-two-col">
+              <Section title="Normalized load" testId="load-chart-section">
+                <LoadGate loaded={load}>
+                  {(pts) => (
+                    <LineChart
+                      title={`${d.name}: normalized load over time`}
+                      series={[{ name: 'N', points: timeSeries(pts, (p) => p.normalized_load) }]}
+                      yLabel="N = ΣL / P"
+                      testId="load-chart"
+                    />
+                  )}
+                </LoadGate>
+              </Section>
+              <DeviceModelPanel datastoreId={id} hours={hours} />
+            </div>
+            {d.pod ? (
+              <RecommendationPanel pod={d.pod} datastores={pod.data?.datastores ?? [d]} focus={d.id} />
+            ) : (
+              <p className="basil-muted">This datastore is in no pod, so Basil does not balance it.</p>
+            )}
+          </>
+        )}
+      </LoadGate>
+    </div>
+  );
+}
+
+export function PodView({ name }: { name: string }) {
+  const { api, open } = useApp();
+  const [hours, setHours] = useState(6);
+  const [selected, setSelected] = useState<string | null>(null);
+  const pod = useLoad<PodDetail>(() => api.pod(name), `podv:${name}`, 30_000);
+  const hist = useLoad<PodHistory>(() => api.podHistory(name, hours), `podh:${name}:${hours}`, 60_000);
+  return (
+    <div data-testid="pod-view">
+      <LoadGate loaded={pod}>
+        {(p) => {
+          const focus = selected ?? [...p.datastores].sort((a, b) => (b.normalized_load ?? 0) - (a.normalized_load ?? 0))[0]?.id ?? null;
+          return (
+            <>
+              <div className="basil-title-row">
+                <h2 className="basil-h2" data-testid="view-title">
+                  {p.name}
+                </h2>
+                <span className="label">{p.mode}</span>
+                <span className={`basil-status-dot basil-status-${imbalanceStatus(p.imbalance, p.threshold)}`} />
+                <HoursPicker hours={hours} onChange={setHours} />
+              </div>
+              <ImbalanceBadge pod={p} />
+              <div className="basil-two-col">
+                <Section title="Normalized load per datastore" testId="load-chart-section">
+                  <LoadGate loaded={hist}>
+                    {(h) => (
+                      <LineChart
+                        title={`${p.name}: normalized load per datastore`}
+                        series={historySeries(h.points, p.datastores).datastores.map((d) => ({ name: d.name, points: d.points }))}
+                        yLabel="N"
+                        testId="load-chart"
+                      />
+                    )}
+                  </LoadGate>
+                </Section>
+                <Section title="Imbalance" testId="imbalance-section">
+                  <LoadGate loaded={hist}>
+                    {(h) => (
+                      <LineChart
+                        title={`${p.name}: imbalance`}
+                        series={[{ name: 'imbalance', points: historySeries(h.points, p.datastores).imbalance }]}
+                        reference={{ value: p.threshold, label: `threshold ${p.threshold}` }}
+                        yLabel="σ/μ"
+                        testId="imbalance-chart"
+                      />
+                    )}
+                  </LoadGate>
+                </Section>
+              </div>
+              <Section title="Datastores">
+                <DatastoreTable datastores={p.datastores} selected={focus} onOpen={(ds) => setSelected(ds.id)} />
+                {focus && (
+                  <button type="button" className="btn btn-sm btn-link" onClick={() => open(`#/datastore/${encodeURIComponent(focus)}`)}>
+                    Open datastore view
+                  </button>
+                )}
+              </Section>
+              {focus && <DeviceModelPanel datastoreId={focus} hours={hours} />}
+              <RecommendationPanel pod={p.name} datastores={p.datastores} />
+            </>
+          );
+        }}
+      </LoadGate>
+    </div>
+  );
+}

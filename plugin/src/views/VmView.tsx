@@ -1,0 +1,134 @@
+// The VM monitor tab: per virtual disk its workload model (OIO, IO size, read %, random % and their
+// 90th percentiles over time, and the load L of BASIL eq. 1), its pool, and the dynamic reservation,
+// limit and shares the SRP loop gives it with its entitlement.
+
+import { useState } from 'react';
+import type { DiskDetail, DiskModelSeries, Entitlements, VmDetail, VmPoolRef } from '../api/types';
+import { LineChart } from '../charts/Charts';
+import { seriesColor, timeSeries } from '../shape/charts';
+import { compact, dateTime, iops, limit, ms, pct } from '../shape/format';
+import { diskEntitlement } from '../shape/pools';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
+
+const PARAMS = [
+  { key: 'oio', title: 'Outstanding IOs', unit: '' },
+  { key: 'io_size_kb', title: 'IO size', unit: ' KB' },
+  { key: 'read_pct', title: 'Read', unit: ' %' },
+  { key: 'random_pct', title: 'Random', unit: ' %' },
+] as const;
+
+function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
+  const { api } = useApp();
+  const model = useLoad<DiskModelSeries>(() => api.diskModel(disk.id, hours), `dm:${disk.id}:${hours}`, 60_000);
+  return (
+    <LoadGate loaded={model}>
+      {(m) => (
+        <div className="basil-param-grid">
+          {PARAMS.map((p, i) => (
+            <LineChart
+              key={p.key}
+              title={`${disk.instance}: ${p.title} (90th percentile)`}
+              height={150}
+              yLabel={`${p.title}${p.unit}`}
+              series={[{ name: `${p.title} p90`, points: timeSeries(m.points, (x) => x[p.key]), color: seriesColor(i) }]}
+              testId={`param-${p.key}`}
+            />
+          ))}
+          <LineChart
+            title={`${disk.instance}: load L`}
+            height={150}
+            yLabel="load L (eq. 1)"
+            series={[{ name: 'L', points: timeSeries(m.points, (x) => x.L), color: seriesColor(5) }]}
+            testId="param-L"
+          />
+        </div>
+      )}
+    </LoadGate>
+  );
+}
+
+function DiskCard({ disk, hours, trees, entitlements }: { disk: DiskDetail; hours: number; trees: VmPoolRef[]; entitlements: Entitlements[] }) {
+  const w = disk.model;
+  const io = disk.io;
+  const srp = diskEntitlement(disk.id, entitlements);
+  const tree = srp?.tree ?? trees.find((t) => t.datastore === disk.datastore_name || t.datastore === disk.datastore)?.pool_tree ?? null;
+  const applied = srp?.applied ?? disk.applied ?? null;
+  return (
+    <Section title={`${disk.label ?? 'Disk'} (${disk.instance})`} testId={`disk-${disk.instance}`}>
+      <div className="basil-stats">
+        <Stat label="datastore" value={disk.datastore_name ?? disk.datastore} />
+        <Stat label="size" value={`${compact(disk.size_gb)} GB`} />
+        <Stat label="pool tree" value={tree ?? 'none'} testId="disk-pool" />
+        <Stat label="OIO (p90)" value={compact(w?.oio)} />
+        <Stat label="IO size (p90)" value={w ? `${compact(w.io_size_kb)} KB` : '—'} />
+        <Stat label="read (p90)" value={pct(w?.read_pct)} />
+        <Stat label="random (p90)" value={pct(w?.random_pct)} />
+        <Stat label="load L" value={compact(w?.L)} testId="disk-L" />
+        {disk.latest && <Stat label="now" value={`${iops(disk.latest.iops)} IOPS, ${ms(disk.latest.latency_ms)}`} />}
+      </div>
+      {(w?.flags ?? []).length > 0 && <Alert kind="warning">The workload model is less reliable here: {(w?.flags ?? []).join(', ')}.</Alert>}
+      <div className="basil-stats basil-srp" data-testid="disk-srp">
+        <Stat label="reservation (vCenter)" value={io ? `${iops(io.reservation)} IOPS` : '—'} testId="srp-reservation" />
+        <Stat label="limit (vCenter)" value={io ? (io.limit < 0 ? 'unlimited' : `${limit(io.limit)} IOPS`) : '—'} testId="srp-limit" />
+        <Stat label="shares (vCenter)" value={io ? `${compact(io.shares)}${io.shares_level && io.shares_level !== 'custom' ? ` (${io.shares_level})` : ''}` : '—'} testId="srp-shares" />
+        <Stat label="entitlement" value={srp ? `${iops(srp.ent.entitlement)} IOPS` : '—'} testId="srp-entitlement" />
+        <Stat label="demand" value={srp ? `${iops(srp.ent.demand)} IOPS` : '—'} />
+        <Stat
+          label="last issued by Basil"
+          value={applied ? `${applied.outcome ?? 'ok'} ${applied.issued_at ? dateTime(applied.issued_at) : ''}` : 'never'}
+          testId="srp-applied"
+        />
+      </div>
+      {!srp && <p className="basil-muted">No Storage Resource Pool divides this disk's datastore for it: its settings are vCenter's own.</p>}
+      {w ? (
+        <DiskCharts disk={disk} hours={hours} />
+      ) : (
+        <p className="basil-muted" data-testid="no-model">
+          No workload model yet: the disk has done too little IO to fit one.
+        </p>
+      )}
+    </Section>
+  );
+}
+
+export function VmView({ id }: { id: string }) {
+  const { api } = useApp();
+  const [hours, setHours] = useState(6);
+  const vm = useLoad<VmDetail>(() => api.vm(id), `vm:${id}`, 30_000);
+  const trees = vm.data?.pools ?? [];
+  const treeKey = trees.map((t) => t.pool_tree).join(',');
+  const ents = useLoad<Entitlements[]>(
+    () => Promise.all(trees.map((t) => api.entitlements(t.pool_tree))),
+    `vm-ent:${id}:${treeKey}`,
+    30_000,
+  );
+  return (
+    <div data-testid="vm-view">
+      <LoadGate loaded={vm}>
+        {(v) => (
+          <>
+            <div className="basil-title-row">
+              <h2 className="basil-h2" data-testid="view-title">
+                {v.name}
+              </h2>
+              {v.power_state && <span className="label">{v.power_state}</span>}
+              {(v.host_name ?? v.host) && <span className="basil-muted">on {v.host_name ?? v.host}</span>}
+              {(v.pools ?? []).map((p) => (
+                <span key={p.pool_tree} className="label label-info" data-testid="vm-pool">
+                  pool tree {p.pool_tree} on{' '}
+                  {v.disks.find((d) => d.datastore === p.datastore)?.datastore_name ?? p.datastore}
+                </span>
+              ))}
+              <HoursPicker hours={hours} onChange={setHours} />
+            </div>
+            <ErrorAlert error={ents.error} />
+            {v.disks.length === 0 && <p className="basil-muted">This VM has no virtual disks.</p>}
+            {v.disks.map((d) => (
+              <DiskCard key={d.id} disk={d} hours={hours} trees={v.pools ?? []} entitlements={ents.data ?? []} />
+            ))}
+          </>
+        )}
+      </LoadGate>
+    </div>
+  );
+}

@@ -1,0 +1,130 @@
+"""Records the plugin's unit-test fixtures (plugin/test/fixtures/*.json) from the real service on the lab.
+
+The Vitest tests shape and render these answers, so they must be what the API really returns: run
+this script again whenever the API's shapes change, then fix what the plugin's tests say.
+
+    .venv/bin/python tests/plugin/record_fixtures.py      # needs build/basil-lab (make lab)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "plugin" / "test" / "fixtures"
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("BASIL_LAB_BINARY", str(ROOT / "build" / "basil-lab"))
+    from basil.api import create_app  # noqa: PLC0415
+    from basil.app import Service  # noqa: PLC0415
+    from basil.store.tokens import create_token  # noqa: PLC0415
+    from tests.api.conftest import PASSWORD_ENV, lab_config  # noqa: PLC0415
+    from tests.vcenter.labproc import LabProcess  # noqa: PLC0415
+
+    scenario = ROOT / "lab" / "scenarios" / "basil-6.2.yaml"
+    with LabProcess.start(scenario, speed=120) as lab, tempfile.TemporaryDirectory() as tmp:
+        os.environ[PASSWORD_ENV] = lab.password
+        service = Service.from_config(lab_config(lab, Path(tmp) / "basil.db"))
+        service.start(scheduler=False)
+        try:
+            with service.store.session() as session:
+                token, _ = create_token(session, "fixtures", "admin", created_by="record_fixtures")
+            client = create_app(service).test_client()
+            headers = {"Authorization": f"Bearer {token}"}
+
+            def call(method: str, path: str, body: Any = None, expect: int = 200) -> Any:
+                resp = client.open(f"/api/v1{path}", method=method, headers=headers, json=body)
+                answer = resp.get_data(as_text=True)
+                assert resp.status_code == expect, (method, path, resp.status_code, answer)
+                return resp.get_json()
+
+            def save(name: str, value: Any) -> Any:
+                text = json.dumps(value, indent=1, ensure_ascii=False) + "\n"
+                (OUT / name).write_text(text, encoding="utf-8")
+                return value
+
+            for _ in range(4):  # several model fits: history and disk-model series with more than one point
+                for _ in range(3):
+                    call("POST", "/jobs/collect/run")
+                    time.sleep(0.6)
+                call("POST", "/jobs/model/run")
+
+            save("vcenters.json", call("GET", "/vcenters"))
+            pods = save("pods.json", call("GET", "/pods"))
+            pod = pods[0]["name"]
+            by_load = sorted(pods[0]["datastores"], key=lambda d: -(d["normalized_load"] or 0))
+            busiest = by_load[0]["id"]
+            save("pod_history.json", call("GET", f"/pods/{pod}/history?hours=6"))
+            save("datastore.json", call("GET", f"/datastores/{busiest}"))
+            save("datastore_points.json", call("GET", f"/datastores/{busiest}/model/points?hours=6"))
+            save("datastore_load.json", call("GET", f"/datastores/{busiest}/load?hours=6"))
+            rec = save("recommendation.json", call("POST", f"/pods/{pod}/recommendations", expect=201))
+
+            vm_id = rec["moves"][0]["vm_id"]
+            vm_name = rec["moves"][0]["vm"]
+            tree = {
+                "name": "gold-tier",
+                "datastore": by_load[0]["name"],
+                "root": {"reservation": 300},
+                "pools": [
+                    {"name": "gold", "shares": "high", "children": [{"vm": vm_name, "reservation": 150}]},
+                ],
+            }
+            bad_tree = {
+                **tree,
+                "pools": [
+                    {
+                        "name": "gold",
+                        "reservation": 500,
+                        "limit": 100,
+                        "children": [{"vm": "ghost", "reservation": -1}],
+                    },
+                    {"name": "gold", "shares": "lots"},
+                ],
+            }
+            save("pool_problems.json", call("POST", "/pools/validate", bad_tree))
+            call("POST", "/pools", tree, expect=201)
+            call("POST", "/jobs/srp/run")
+            save("pools.json", call("GET", "/pools"))
+            save("entitlements.json", call("GET", "/pools/gold-tier/entitlements"))
+            vm = save("vm.json", call("GET", f"/vms/{vm_id}"))
+            disk = vm["disks"][-1]["id"]
+            save("disk_model.json", call("GET", f"/disks/{quote(disk, safe='')}/model?hours=6"))
+
+            plan = save("plan_proposed.json", call("POST", "/plans", {"recommendation_id": rec["id"]}, 201))
+            call("POST", f"/plans/{plan['id']}/apply")
+            running = None
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                current = call("GET", f"/plans/{plan['id']}")
+                if running is None and any(m["state"] == "running" for m in current["moves"]):
+                    running = save("plan_running.json", current)
+                if current["state"] in ("succeeded", "failed", "cancelled"):
+                    save("plan_succeeded.json", current)
+                    break
+                time.sleep(0.3)
+            else:
+                raise SystemExit("the plan did not finish in 300 s")
+            save("pod.json", call("GET", f"/pods/{pod}"))
+            save("schedules.json", call("GET", "/schedules"))
+            save("jobs.json", call("GET", "/jobs"))
+            save("audit.json", call("GET", "/audit?limit=20"))
+            if running is None:
+                print("note: no poll saw a move running; plan_running.json was not refreshed")
+        finally:
+            service.shutdown()
+    print(f"fixtures written to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

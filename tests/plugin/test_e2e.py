@@ -1,0 +1,365 @@
+"""The plugin in Debian's chromium against the real service and the lab vCenter (BASIL §6.2 scenario).
+
+Standalone (API token): the overview shows the lab's datastores with their loads; a recommended move
+applied from the UI changes the lab's placement; a pool edited in the UI reaches the lab's per-disk
+settings. In the vSphere Client (our stand-in for htmlClientSdk): the context object picks the view,
+the session token is validated by the service through the lab's clone-ticket endpoint, the theme
+follows the client. Each test saves screenshots of what it saw under test-artifacts/plugin/.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import requests
+
+from basil.vcenter.connection import ConnectionParams, TLSOptions, VCenterConnection
+from tests.vcenter.labproc import LabProcess
+
+from .e2e import POD, Basil, lab_session_token, shot, stub_script
+
+pytestmark = [pytest.mark.lab, pytest.mark.browser]
+
+PLAN_TIMEOUT_MS = 180_000
+
+
+def sign_in(page: Any, basil: Basil, route: str, role: str = "operator") -> None:
+    page.goto(f"{basil.url}/plugin/index.html{route}")
+    page.get_by_test_id("token-input").fill(basil.tokens[role])
+    page.get_by_test_id("token-submit").click()
+    page.get_by_test_id("token-screen").wait_for(state="detached")
+
+
+def lab_instance_uuid(lab: LabProcess) -> str:
+    params = ConnectionParams(
+        server=lab.server,
+        user=lab.user,
+        password=lab.password,
+        tls=TLSOptions(ca_bundle=lab.pem),
+        keepalive_s=0,
+    )
+    with VCenterConnection(params) as vc:
+        uuid: str = vc.content.about.instanceUuid
+    return uuid
+
+
+@pytest.fixture(scope="module")
+def modelled(basil: Basil) -> Basil:
+    """The service after collecting for a while and fitting models: every datastore has N and P."""
+    for _ in range(3):  # three modelling rounds: the history charts get lines, not single dots
+        basil.collect(3)
+        basil.run_job("model")
+    pods = basil.api("GET", "/pods")
+    assert [p["name"] for p in pods] == [POD]
+    assert all(d["normalized_load"] is not None for d in pods[0]["datastores"]), pods
+    return basil
+
+
+def test_token_is_required_and_kept_in_session_storage_only(page: Any, basil: Basil) -> None:
+    page.goto(f"{basil.url}/plugin/index.html#/pods")
+    page.get_by_test_id("token-input").fill("not-a-token")
+    page.get_by_test_id("token-submit").click()
+    error = page.get_by_test_id("token-error")
+    error.wait_for()
+    assert error.inner_text().strip() != ""
+    shot(page, "token-screen-refused")
+    page.get_by_test_id("token-input").fill(basil.tokens["viewer"])
+    page.get_by_test_id("token-submit").click()
+    page.get_by_test_id("pods-overview").wait_for()
+    stored = page.evaluate("() => [sessionStorage.getItem('basil.apiToken'), JSON.stringify(localStorage)]")
+    assert stored[0] == basil.tokens["viewer"]
+    assert basil.tokens["viewer"] not in stored[1]
+
+
+def test_overview_shows_the_labs_datastores_with_their_loads(page: Any, modelled: Basil) -> None:
+    sign_in(page, modelled, "#/pods", role="viewer")
+    table = page.get_by_test_id(f"datastores-{POD}")
+    table.wait_for()
+    pod = modelled.api("GET", "/pods")[0]
+    lab_pod = {d["name"] for d in modelled.lab.scenario["datastores"] if d.get("pod") == "basil-pod"}
+    rows = table.locator("tbody tr")
+    shown = {
+        rows.nth(i).get_attribute("data-datastore"): rows.nth(i)
+        .get_by_test_id("normalized-load")
+        .inner_text()
+        for i in range(rows.count())
+    }
+    # The lab's datastore cluster, every datastore with the normalized load the service computed.
+    assert set(shown) == lab_pod == {d["name"] for d in pod["datastores"]}
+    for d in pod["datastores"]:
+        assert float(shown[d["name"]].replace(",", "")) == pytest.approx(d["normalized_load"], rel=0.01)
+    loads = [float(v.replace(",", "")) for v in shown.values()]
+    assert loads == sorted(loads, reverse=True)
+    status = page.get_by_test_id("imbalance").get_attribute("data-status")
+    assert status == ("over" if pod["imbalance"] > pod["threshold"] else status)
+    shot(page, "overview-light")
+    page.get_by_test_id("theme-toggle").click()
+    assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
+    shot(page, "overview-dark")
+
+    page.get_by_test_id("tab-history").click()
+    page.get_by_test_id("load-history-chart").wait_for()
+    assert page.get_by_test_id("load-history-chart").locator("path[data-series]").count() == len(
+        pod["datastores"]
+    )
+    shot(page, "history-dark")
+
+
+def test_recommended_move_applied_from_the_ui_changes_the_labs_placement(page: Any, modelled: Basil) -> None:
+    sign_in(page, modelled, f"#/pod/{POD}")
+    page.get_by_test_id("pod-view").wait_for()
+    page.get_by_test_id("recompute").click()
+    moves_table = page.get_by_test_id("moves-table")
+    moves_table.wait_for()
+    rec = modelled.api("GET", f"/pods/{POD}/recommendations")
+    assert rec["moves"], rec
+    assert moves_table.locator("tbody tr").count() == len(rec["moves"])
+    page.get_by_test_id("device-model").wait_for()
+    page.get_by_test_id("model-scatter").locator("circle").first.wait_for()
+    shot(page, "pod-view", full_page=True)
+
+    before = modelled.placement()
+    page.get_by_test_id("apply").click()
+    confirm = page.get_by_test_id("confirm")
+    confirm.wait_for()
+    assert f"{len(rec['moves'])} disk" in confirm.inner_text()
+    shot(page, "apply-confirmation")
+    page.get_by_test_id("confirm-ok").click()
+
+    plan_state = page.get_by_test_id("plan-state").first
+    plan_state.wait_for()
+    # Live: the page polls the plan until it is done, without a reload.
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=plan-state]')]"
+        ".some(e => /succeeded|failed/.test(e.textContent))",
+        timeout=PLAN_TIMEOUT_MS,
+    )
+    assert plan_state.inner_text().strip() == "succeeded"
+    assert page.get_by_test_id("plan-progress").first.get_attribute("data-value") == "100"
+    shot(page, "plan-succeeded", full_page=True)
+
+    after = modelled.placement()
+    for m in rec["moves"]:
+        unit = ":".join(m["disk"].split(":")[-2:])
+        assert before[(m["vm"], unit)]["datastore"] == m["from_name"]
+        assert after[(m["vm"], unit)]["datastore"] == m["to_name"], (m, after[(m["vm"], unit)])
+
+
+def test_pool_edited_in_the_ui_reaches_the_labs_disk_settings(page: Any, modelled: Basil) -> None:
+    placement = modelled.placement()
+    # A VM with its data disk on a datastore of the pod, and that datastore.
+    pod_datastores = {d["name"] for d in modelled.api("GET", "/pods")[0]["datastores"]}
+    (vm, unit), disk = next(
+        (k, d) for k, d in sorted(placement.items()) if k[1] == "scsi0:1" and d["datastore"] in pod_datastores
+    )
+    datastore = disk["datastore"]
+
+    sign_in(page, modelled, "#/pools")
+    page.get_by_test_id("pools-tab").wait_for()
+    page.get_by_label("new tree name").fill("ui-tree")
+    page.get_by_label("datastore").select_option(datastore)
+    page.get_by_role("button", name="New tree").click()
+    page.get_by_test_id("pool-editor").wait_for()
+    page.get_by_role("button", name="Add pool").click()
+    page.get_by_test_id("pool-root-reservation").fill("200")
+    page.get_by_test_id("pool-pools[0]-name").fill("capped")
+    page.get_by_test_id("pool-pools[0]-add-vm").click()
+    page.get_by_test_id("pool-pools[0].children[0]-vm").fill("no-such-vm")
+    page.get_by_test_id("pool-pools[0].children[0]-reservation").fill("300")
+    page.get_by_test_id("pool-pools[0].children[0]-limit").fill("250")
+
+    # The service's validation comes back onto the fields it names.
+    page.get_by_test_id("pool-validate").click()
+    page.get_by_test_id("pool-problems").wait_for()
+    vm_field = page.get_by_test_id("pool-pools[0].children[0]-vm")
+    assert vm_field.get_attribute("aria-invalid") == "true"
+    row = page.locator("tr[data-path='pools[0].children[0]']")
+    assert "no-such-vm" in row.inner_text()
+    assert (
+        page.get_by_test_id("pool-pools[0].children[0]-reservation").get_attribute("aria-invalid") == "true"
+    )
+    shot(page, "pools-validation", full_page=True)
+
+    vm_field.fill(vm)
+    page.get_by_test_id("pool-pools[0].children[0]-reservation").fill("100")
+    page.get_by_test_id("pool-validate").click()
+    page.get_by_test_id("pool-notice").wait_for()
+    page.get_by_test_id("pool-save").click()
+    page.get_by_test_id("pool-notice").filter(has_text="Saved").wait_for()
+    tree = modelled.api("GET", "/pools/ui-tree")
+    assert tree["pools"][0]["children"][0] == {"vm": vm, "reservation": 100, "limit": 250}
+
+    for _ in range(2):  # the SRP loop on fresh samples
+        modelled.collect(2)
+        modelled.run_job("srp")
+    ent = modelled.api("GET", "/pools/ui-tree/entitlements")
+    applied = next(d["applied"] for d in ent["disks"] if d["vm"] == vm and d["disk"].endswith(unit))
+    assert applied is not None
+    assert applied["outcome"] == "ok"
+    lab_disk = modelled.placement()[(vm, unit)]
+    assert (lab_disk["reservation"], lab_disk["limit"], lab_disk["shares"]) == (
+        applied["reservation"],
+        applied["limit"],
+        applied["shares"],
+    )
+    assert 0 < lab_disk["limit"] <= 251  # the limit typed in the UI, rounded up per disk at most
+    assert lab_disk["reservation"] >= 100
+
+    page.reload()
+    page.get_by_test_id("entitlements").wait_for()
+    applied_cells = page.get_by_test_id("entitlements").get_by_test_id("applied")
+    text = applied_cells.first.inner_text()
+    assert f"L {lab_disk['limit']:,}" in text
+    assert f"R {lab_disk['reservation']:,}" in text
+    shot(page, "pools-entitlements", full_page=True)
+
+
+def test_in_client_views_use_the_context_object_session_and_theme(page: Any, modelled: Basil) -> None:
+    lab = modelled.lab
+    guid = lab_instance_uuid(lab)
+    pod = modelled.api("GET", "/pods")[0]
+    ds = max(pod["datastores"], key=lambda d: d["normalized_load"] or 0)
+    token = lab_session_token(lab)
+    config = {
+        "contextObjects": [{"id": f"urn:vmomi:Datastore:{ds['id']}:{guid}"}],
+        "sessionToken": token,
+        "uiApiEndpoint": f"https://{lab.server}/api/ui",
+        "theme": "light",
+    }
+    sdk_requests: list[str] = []
+
+    def serve_stub(route: Any) -> None:
+        sdk_requests.append(route.request.url)
+        route.fulfill(status=200, content_type="text/javascript", body=stub_script(config))
+
+    page.route("**/api/ui/htmlClientSdk.js", serve_stub)
+    api_calls: list[Any] = []
+    page.on("request", lambda r: api_calls.append(r) if "/api/v1/" in r.url else None)
+
+    page.goto(f"{modelled.url}/plugin/client.html#/datastore")
+    title = page.get_by_test_id("view-title")
+    title.wait_for()
+    assert title.inner_text() == ds["name"]
+    assert sdk_requests, "client.html did not load the vSphere Client's htmlClientSdk"
+    assert page.get_by_test_id("token-screen").count() == 0
+    sent = [r.headers for r in api_calls if f"/datastores/{ds['id']}" in r.url]
+    assert sent, [r.url for r in api_calls]
+    assert sent[0]["x-basil-vc-session"] == token
+    assert sent[0]["x-basil-vc-server"] == lab.server
+    assert "authorization" not in sent[0]
+    page.get_by_test_id("model-scatter").locator("circle").first.wait_for()
+    shot(page, "client-datastore-light", full_page=True)
+
+    # The vSphere Client switches to its dark theme: the plugin follows without a reload.
+    page.evaluate("() => window.__basilStub.setTheme('dark')")
+    assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
+    shot(page, "client-datastore-dark", full_page=True)
+
+    # The session is the vCenter user's: a write is audited as that user, coming through vCenter.
+    with page.expect_response(lambda r: r.request.method == "POST" and "/recommendations" in r.url) as answer:
+        page.get_by_test_id("recompute").click()
+    assert answer.value.status == 201, answer.value.text()
+    audit = modelled.api("GET", "/audit?limit=50")
+    mine = [a for a in audit if a["action"] == "recommendation.create" and a.get("via") == "vcenter"]
+    assert mine, audit
+    assert lab.user.split("@")[0].lower() in mine[0]["who"].lower()
+
+    # A datastore link opens the object's own monitor tab through the client's navigation.
+    page.goto(f"{modelled.url}/plugin/client.html#/pods")
+    target = pod["datastores"][-1]
+    page.get_by_role("button", name=target["name"]).click()
+    navigations = page.evaluate("() => window.__basilStub.navigations")
+    assert navigations == [
+        {"targetViewId": "basil.datastore.monitor", "objectId": f"urn:vmomi:Datastore:{target['id']}:{guid}"}
+    ]
+
+
+def test_in_client_vm_tab_shows_disks_models_and_settings(page: Any, modelled: Basil) -> None:
+    lab = modelled.lab
+    guid = lab_instance_uuid(lab)
+    # A VM of a pool tree, if the pool test made one (its disks then show SRP settings), else oltp-1.
+    trees = modelled.api("GET", "/pools")
+    name = trees[0]["pools"][0]["children"][0]["vm"] if trees else "oltp-1"
+    vm_id = next(v["moid"] for v in lab.control("GET", "/lab/placement")["vms"] if v["name"] == name)
+    config = {
+        "contextObjects": [{"id": f"urn:vmomi:VirtualMachine:{vm_id}:{guid}"}],
+        "sessionToken": lab_session_token(lab),
+        "uiApiEndpoint": f"https://{lab.server}/api/ui",
+        "theme": "dark",
+    }
+    page.route(
+        "**/api/ui/htmlClientSdk.js",
+        lambda route: route.fulfill(status=200, content_type="text/javascript", body=stub_script(config)),
+    )
+    page.goto(f"{modelled.url}/plugin/client.html#/vm")
+    page.get_by_test_id("vm-view").wait_for()
+    detail = modelled.api("GET", f"/vms/{vm_id}")
+    assert page.get_by_test_id("view-title").inner_text() == detail["name"]
+    for disk in detail["disks"]:
+        card = page.get_by_test_id(f"disk-{disk['instance']}")
+        card.wait_for()
+        if disk["model"] is not None:
+            card.get_by_test_id("param-oio").locator("circle[data-point]").first.wait_for()
+            shown_l = card.get_by_test_id("disk-L").inner_text()
+            assert re.search(r"\d", shown_l), shown_l
+    assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
+    shot(page, "client-vm-dark", full_page=True)
+
+
+def test_a_session_the_client_no_longer_has_is_refused(page: Any, modelled: Basil) -> None:
+    lab = modelled.lab
+    config = {
+        "contextObjects": [{"id": "urn:vmomi:Datastore:datastore-1:00000000-0000-0000-0000-000000000000"}],
+        "sessionToken": "not-a-vcenter-session",
+        "uiApiEndpoint": f"https://{lab.server}/api/ui",
+        "theme": "light",
+    }
+    page.route(
+        "**/api/ui/htmlClientSdk.js",
+        lambda route: route.fulfill(status=200, content_type="text/javascript", body=stub_script(config)),
+    )
+    statuses: list[int] = []
+    page.on("response", lambda r: statuses.append(r.status) if "/api/v1/" in r.url else None)
+    page.goto(f"{modelled.url}/plugin/client.html#/datastore")
+    page.get_by_test_id("error").wait_for()
+    assert 401 in statuses
+    # No token screen inside the vSphere Client: the session is the client's to renew.
+    assert page.get_by_test_id("token-screen").count() == 0
+
+
+def test_registered_manifest_url_serves_the_manifest_vcenter_will_read(
+    modelled: Basil, register_plugin: Any
+) -> None:
+    """The registration points at this service's plugin.json, pinned to this service's certificate."""
+    lab = modelled.lab
+    url = f"{modelled.url}/plugin/plugin.json"
+    params = ConnectionParams(
+        server=lab.server,
+        user=lab.user,
+        password=lab.password,
+        tls=TLSOptions(ca_bundle=lab.pem),
+        keepalive_s=0,
+    )
+    reg = register_plugin.PluginRegistration(
+        key="io.basil.vsphere.e2e",
+        version="0.1.0",
+        manifest_url=url,
+        thumbprint=register_plugin.colon_thumbprint(modelled.sha256),
+    )
+    with VCenterConnection(params) as vc:
+        registrar = register_plugin.Registrar(vc)
+        assert registrar.register(reg) in ("registered", "updated")
+        ext = vc.content.extensionManager.FindExtension(reg.key)
+        client_url = ext.client[0].url
+        pinned = ext.server[0].serverThumbprint
+        registrar.unregister(reg.key)
+    assert pinned.replace(":", "").lower() == modelled.sha256.replace(":", "").lower()
+    manifest = requests.get(client_url, verify=str(modelled.cert), timeout=30)
+    assert manifest.status_code == 200
+    assert manifest.json()["manifestVersion"] == "1.0.0"
+    page = requests.get(
+        client_url.replace("plugin.json", "client.html"), verify=str(modelled.cert), timeout=30
+    )
+    assert "/api/ui/htmlClientSdk.js" in page.text
