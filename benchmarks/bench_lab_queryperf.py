@@ -10,6 +10,7 @@ Run: ``make bench-lab`` (builds build/basil-lab), or
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import os
 import re
@@ -90,10 +91,14 @@ def connect(lab: Lab) -> Any:
 
 
 def control(lab: Lab, method: str, path: str, body: str = "") -> str:
+    """Calls the lab's control API with its credentials (HTTP Basic) and a JSON body."""
     scheme = "https" if lab.ca_pem else "http"
     req = urllib.request.Request(
         f"{scheme}://{lab.host}:{lab.port}/lab/{path}", data=body.encode() or None, method=method
     )
+    token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode("ascii")
+    req.add_header("Authorization", f"Basic {token}")
+    req.add_header("Content-Type", "application/json")
     context = ssl.create_default_context(cafile=str(lab.ca_pem)) if lab.ca_pem else None
     with urllib.request.urlopen(req, context=context, timeout=600) as res:
         return str(res.read().decode())
