@@ -77,15 +77,9 @@ def running_lab(scenario: Path, tls: bool, workdir: Path) -> Iterator[Lab]:
 
 
 def connect(lab: Lab) -> Any:
-    if lab.ca_pem is None:
-        return SmartConnect(
-            host=lab.host,
-            port=lab.port,
-            user=USER,
-            pwd=PASSWORD,
-            protocol="http",
-            disableSslCertValidation=True,
-        )
+    """A pyVmomi connection; over TLS the lab's certificate is verified against the PEM it wrote."""
+    if lab.ca_pem is None:  # --plain: HTTP, no certificate to verify
+        return SmartConnect(host=lab.host, port=lab.port, user=USER, pwd=PASSWORD, protocol="http")
     context = ssl.create_default_context(cafile=str(lab.ca_pem))
     return SmartConnect(host=lab.host, port=lab.port, user=USER, pwd=PASSWORD, sslContext=context)
 
