@@ -50,12 +50,13 @@ def running_lab(scenario: Path, tls: bool, workdir: Path) -> Iterator[Lab]:
     """Starts the lab paused (speed 0) and stops it on exit."""
     cert = workdir / "cert.pem"
     args = [str(BINARY), "--scenario", str(scenario), "--listen", "127.0.0.1:0", "--speed", "0"]
-    args += ["--user", USER, "--password", PASSWORD]
+    args += ["--user", USER]
+    env = {**os.environ, "BASIL_LAB_PASSWORD": PASSWORD}  # not on the command line, which ps shows
     if tls:
         args += ["--tls", "--cert-out", str(cert)]
     start = time.monotonic()
     with (workdir / "lab.log").open("w") as log:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     assert proc.stdout is not None
     url = ""
     for line in proc.stdout:

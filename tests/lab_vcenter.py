@@ -167,14 +167,15 @@ def start_lab(
     cert = tmp / "lab-cert.pem"
     log = tmp / "lab.log"
     args = [str(LAB_BINARY), "--scenario", str(path), "--listen", "127.0.0.1:0", "--speed", str(speed)]
-    args += ["--user", LAB_USER, "--password", LAB_PASSWORD]
+    args += ["--user", LAB_USER]
+    env = {**os.environ, "BASIL_LAB_PASSWORD": LAB_PASSWORD}  # not on the command line, which ps shows
     if tls:
         args += ["--tls", "--cert-out", str(cert)]
     if cap_realtime_queries:
         args.append("--cap-realtime-queries")
     args += list(extra_args)
     with log.open("w") as err:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
     running = RunningLab(proc, lines, log)
     seen: dict[str, str] = {}
