@@ -92,8 +92,18 @@ def test_overview_shows_the_labs_datastores_with_their_loads(page: Any, modelled
         assert float(shown[d["name"]].replace(",", "")) == pytest.approx(d["normalized_load"], rel=0.01)
     loads = [float(v.replace(",", "")) for v in shown.values()]
     assert loads == sorted(loads, reverse=True)
-    status = page.get_by_test_id("imbalance").get_attribute("data-status")
-    assert status == ("over" if pod["imbalance"] > pod["threshold"] else status)
+    # The badge: over the threshold the balancer recommends moves; within 80 % of it, a warning; else
+    # balanced. The lab's pod is far over its threshold, but each case is asserted for what it shows.
+    badge = page.get_by_test_id("imbalance")
+    imbalance, threshold = pod["imbalance"], pod["threshold"]
+    if imbalance > threshold:
+        expected = ("over", "over the threshold")
+    elif imbalance > 0.8 * threshold:
+        expected = ("warn", "near the threshold")
+    else:
+        expected = ("ok", "balanced")
+    assert (badge.get_attribute("data-status"), expected[1] in badge.inner_text()) == (expected[0], True)
+    assert float(badge.locator("strong").inner_text()) == pytest.approx(imbalance, abs=0.01)
     shot(page, "overview-light")
     page.get_by_test_id("theme-toggle").click()
     assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
