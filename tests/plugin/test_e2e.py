@@ -226,6 +226,121 @@ def test_pool_edited_in_the_ui_reaches_the_labs_disk_settings(page: Any, modelle
     shot(page, "pools-entitlements", full_page=True)
 
 
+def every(seconds: int) -> str:
+    """A job period as the schedules view words it ("every 20 s", "every 1 min")."""
+    parts, rest = [], seconds
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        if rest >= size:
+            parts.append(f"{rest // size} {unit}")
+            rest %= size
+    return "every " + " ".join(parts)
+
+
+def test_schedules_show_the_jobs_and_a_window_edited_in_the_ui_reaches_the_service(
+    page: Any, modelled: Basil
+) -> None:
+    assert modelled.api("GET", "/health")["scheduler"] == "stopped"  # the tests run the jobs themselves
+    before = modelled.api("GET", "/schedules")
+    jobs = {j["id"]: j for j in modelled.api("GET", "/jobs")}
+    sign_in(page, modelled, "#/schedules", role="admin")
+    table = page.get_by_test_id("jobs-table")
+    table.wait_for()
+    rows = table.locator("tbody tr")
+    assert sorted(rows.nth(i).get_attribute("data-job") for i in range(rows.count())) == sorted(jobs)
+    for job_id, key in (("collect", "collect_s"), ("model", "model_s"), ("srp", "srp_s")):
+        row = table.locator(f"tr[data-job='{job_id}']")
+        assert row.get_by_test_id("job-trigger").inner_text() == every(before[key])
+        # No next run, and the view says why: this service runs without its scheduler.
+        assert row.get_by_test_id("job-next").inner_text() == "not scheduled: the scheduler is stopped"
+    model_row = table.locator("tr[data-job='model']")
+    assert jobs["model"]["last_run"]["outcome"] == "succeeded"
+    assert "succeeded" in model_row.inner_text()
+    assert "never" not in model_row.get_by_test_id("job-last").inner_text()
+    page.get_by_test_id("scheduler-stopped").wait_for()
+    rebalance = table.locator("tr[data-job='rebalance']").get_by_test_id("job-trigger").inner_text()
+    assert f"cron {before['rebalance']['cron']} ({before['rebalance']['timezone']})" in rebalance
+    now = page.get_by_test_id("window-now")
+    assert f"at most {before['rebalance']['max_moves']} moves" in now.inner_text()
+
+    # A refused window: the service's problems on the fields they name, and nothing changes.
+    page.get_by_test_id("window-cron").fill("0 25 * * *")
+    page.get_by_test_id("window-timezone").fill("Mars/Olympus")
+    page.get_by_test_id("window-save").click()
+    page.get_by_test_id("window-error").wait_for()
+    assert page.get_by_test_id("window-cron").get_attribute("aria-invalid") == "true"
+    assert page.get_by_test_id("window-timezone").get_attribute("aria-invalid") == "true"
+    assert "25" in page.get_by_test_id("window-cron-problem").inner_text()
+    assert modelled.api("GET", "/schedules")["rebalance"] == before["rebalance"]
+    shot(page, "schedules-window-refused", full_page=True)
+
+    # A valid one reaches GET /schedules, and the view shows the window now in force.
+    page.get_by_test_id("window-cron").fill("15 3 * * sun")
+    page.get_by_test_id("window-timezone").fill("Europe/Berlin")
+    page.get_by_test_id("window-max_moves").fill("7")
+    page.get_by_test_id("window-save").click()
+    page.get_by_test_id("window-notice").wait_for()
+    after = modelled.api("GET", "/schedules")["rebalance"]
+    assert (after["cron"], after["timezone"], after["max_moves"]) == ("15 3 * * sun", "Europe/Berlin", 7)
+    assert after["duration"] == before["rebalance"]["duration"]
+    assert after["max_gb"] == before["rebalance"]["max_gb"]
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=window-now]').textContent.includes('15 3 * * sun')"
+    )
+    assert "at most 7 moves" in now.inner_text()
+    shot(page, "schedules-light", full_page=True)
+
+
+def test_audit_shows_writes_just_made_through_the_ui_with_who_and_what(page: Any, modelled: Basil) -> None:
+    # An operator recomputes a recommendation on the pod page...
+    sign_in(page, modelled, f"#/pod/{POD}", role="operator")
+    with page.expect_response(lambda r: r.request.method == "POST" and "/recommendations" in r.url) as answer:
+        page.get_by_test_id("recompute").click()
+    assert answer.value.status == 201, answer.value.text()
+    rec = answer.value.json()
+
+    # ... an admin changes the rebalance window's GB budget in the schedules view.
+    page.get_by_test_id("sign-out").click()
+    sign_in(page, modelled, "#/schedules", role="admin")
+    gb = page.get_by_test_id("window-max_gb")
+    gb.wait_for()
+    gb.fill("123")
+    page.get_by_test_id("window-save").click()
+    page.get_by_test_id("window-notice").wait_for()
+
+    page.get_by_test_id("tab-audit").click()
+    page.get_by_test_id("audit-table").wait_for()
+    window_row = page.locator("tr[data-action='schedules.rebalance']").first
+    who = window_row.get_by_test_id("audit-who").inner_text()
+    assert "e2e-admin" in who
+    assert "API token" in who
+    assert window_row.get_by_test_id("audit-target").inner_text() == "rebalance window"
+    assert window_row.get_by_test_id("audit-what").inner_text() == "max_gb: 123"
+    assert window_row.get_by_test_id("audit-outcome").inner_text() == "ok"
+    rec_row = page.locator("tr[data-action='recommendation.create']").first
+    assert "e2e-operator" in rec_row.get_by_test_id("audit-who").inner_text()
+    assert rec_row.get_by_test_id("audit-target").inner_text() == f"pod {POD}"
+    # Its details: how many moves, and the recommendation's id (none when the pod needs no move: a dash).
+    rec_id = rec["id"] if rec["id"] is not None else "—"
+    assert (
+        rec_row.get_by_test_id("audit-what").inner_text()
+        == f"moves: {len(rec['moves'])}, recommendation: {rec_id}"
+    )
+    # Newest first: the window change came after the recomputation.
+    actions = page.get_by_test_id("audit-row").evaluate_all("rows => rows.map(r => r.dataset.action)")
+    assert actions.index("schedules.rebalance") < actions.index("recommendation.create")
+    shot(page, "audit-light", full_page=True)
+
+    # Filtered by action through the API: only window changes, the refused ones of the test before too.
+    page.get_by_test_id("audit-action").select_option("schedules.")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=audit-row]')]"
+        ".every(r => r.dataset.action === 'schedules.rebalance')"
+    )
+    page.get_by_test_id("theme-toggle").click()
+    assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
+    shot(page, "audit-dark", full_page=True)
+
+
 def test_in_client_views_use_the_context_object_session_and_theme(page: Any, modelled: Basil) -> None:
     lab = modelled.lab
     guid = lab_instance_uuid(lab)
