@@ -125,7 +125,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
               <path
                 d={linePath(s.points, x, y)}
                 fill="none"
-                stroke={s.color ?? seriesColor(i)}
+                style={{ stroke: s.color ?? seriesColor(i) }}
                 strokeWidth={2}
                 strokeDasharray={s.dashed ? '5 4' : undefined}
                 data-series={s.name}
@@ -133,7 +133,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
               {/* Few points (a model refitted a handful of times) read better as dots on the line. */}
               {known.length <= MARKER_LIMIT &&
                 known.map((p) => (
-                  <circle key={p.x} cx={x(p.x)} cy={y(p.y as number)} r={3} fill={s.color ?? seriesColor(i)} data-point={s.name} />
+                  <circle key={p.x} cx={x(p.x)} cy={y(p.y as number)} r={3} style={{ fill: s.color ?? seriesColor(i) }} data-point={s.name} />
                 ))}
             </g>
           );
