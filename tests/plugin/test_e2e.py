@@ -104,6 +104,18 @@ def test_overview_shows_the_labs_datastores_with_their_loads(page: Any, modelled
         expected = ("ok", "balanced")
     assert (badge.get_attribute("data-status"), expected[1] in badge.inner_text()) == (expected[0], True)
     assert float(badge.locator("strong").inner_text()) == pytest.approx(imbalance, abs=0.01)
+    # The pod's moves, or what an empty list means (no plan has run yet in this module's first test).
+    detail = modelled.api("GET", f"/pods/{POD}")
+    for kind, moves, empty in (
+        ("pending", detail.get("pending") or [], "None: no approved or running plan has moves left to make."),
+        ("recent", detail.get("recent_moves") or [], "None yet: no plan has moved a disk in this pod."),
+    ):
+        if moves:
+            rows = page.get_by_test_id(f"{kind}-{POD}").locator("tbody tr")
+            rows.first.wait_for()
+            assert rows.count() == min(len(moves), 8 if kind == "recent" else len(moves))
+        else:
+            assert page.get_by_test_id(f"{kind}-{POD}-empty").inner_text() == empty
     shot(page, "overview-light")
     page.get_by_test_id("theme-toggle").click()
     assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
@@ -375,6 +387,18 @@ def test_in_client_views_use_the_context_object_session_and_theme(page: Any, mod
     assert sent[0]["x-basil-vc-server"] == lab.server
     assert "authorization" not in sent[0]
     page.get_by_test_id("model-scatter").locator("circle").first.wait_for()
+    # The header's N is N now (this placement, the latest models); the chart's, N at each model run. The
+    # earlier test moved disks onto this datastore after the last run: the view says why they differ.
+    now = modelled.api("GET", f"/datastores/{ds['id']}")["normalized_load"]
+    runs = [p["normalized_load"] for p in modelled.api("GET", f"/datastores/{ds['id']}/load?hours=6")]
+    assert page.get_by_test_id("stat-N").get_attribute("title").startswith("N now = ΣL / P")
+    reference = page.get_by_test_id("load-chart-reference").text_content() or ""
+    assert float(reference.removeprefix("N now ").replace(",", "")) == pytest.approx(now, rel=0.01)
+    note = page.get_by_test_id("n-now-note")
+    if abs(now - runs[-1]) > 0.01 * max(abs(now), abs(runs[-1])):
+        assert "differs from the last model run" in note.inner_text()
+    else:
+        assert note.count() == 0
     shot(page, "client-datastore-light", full_page=True)
 
     # The vSphere Client switches to its dark theme: the plugin follows without a reload.

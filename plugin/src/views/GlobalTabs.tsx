@@ -336,6 +336,8 @@ export function SchedulesTab() {
   );
 }
 
+const NO_RUNS = 'No model run in this time range yet: imbalance and N are recorded each time the model job runs.';
+
 function PodHistoryChart({ pod, hours }: { pod: PodSummary; hours: number }) {
   const { api } = useApp();
   const hist = useLoad<PodHistory>(() => api.podHistory(pod.name, hours), `hist:${pod.name}:${hours}`, 60_000);
@@ -351,12 +353,14 @@ function PodHistoryChart({ pod, hours }: { pod: PodSummary; hours: number }) {
               series={[{ name: 'imbalance', points: hs.imbalance }]}
               reference={{ value: pod.threshold, label: `threshold ${pod.threshold}` }}
               yLabel="imbalance σ/μ"
+              emptyText={NO_RUNS}
               testId="imbalance-chart"
             />
             <LineChart
               title={`${pod.name}: normalized load per datastore`}
               series={hs.datastores.map((d) => ({ name: d.name, points: d.points }))}
               yLabel="N"
+              emptyText={NO_RUNS}
               testId="load-history-chart"
             />
           </div>
