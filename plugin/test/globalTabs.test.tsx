@@ -55,6 +55,26 @@ describe('schedules tab', () => {
     expect(within(neverRow).getByTestId('job-last').textContent).toBe('never');
   });
 
+  it('shows no job without the reason for its missing next run, however late /health answers', async () => {
+    const f = fakeFetch(scheduleRoutes('admin'));
+    const slowHealth = async (input: string, init?: RequestInit) => {
+      if (input.endsWith('/health')) await new Promise((r) => setTimeout(r, 150));
+      return f.fetch(input, init);
+    };
+    const host = new StandaloneHost(new MemoryStore(), null, false);
+    const api = new ApiClient({ baseUrl: BASE, credentials: host.credentials, fetch: slowHealth });
+    render(
+      <AppContext.Provider value={{ api, host, open: () => undefined }}>
+        <SchedulesTab />
+      </AppContext.Provider>,
+    );
+    await waitFor(() => expect(f.calls.some((c) => c.path === '/jobs')).toBe(true));
+    expect(screen.queryByTestId('jobs-table')).toBeNull(); // jobs are in, health is not: no table yet
+    const table = await screen.findByTestId('jobs-table');
+    expect(within(table).getAllByTestId('job-next')[0].textContent).toBe('not scheduled: the scheduler is stopped');
+    expect(within(table).getByTestId('run-collect')).toBeTruthy();
+  });
+
   it('shows the window read-only to a non-admin, saying why', async () => {
     renderWith(<SchedulesTab />, scheduleRoutes('operator'));
     const note = await screen.findByTestId('window-readonly');

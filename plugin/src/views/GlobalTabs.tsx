@@ -21,7 +21,7 @@ import {
   windowForm,
   windowText,
 } from '../shape/schedules';
-import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, StateLabel, useApp, useLoad } from './common';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
 function asApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
@@ -253,15 +253,21 @@ export function SchedulesTab() {
   return (
     <div data-testid="schedules-tab">
       <Section title="Scheduled jobs" testId="jobs">
-        <LoadGate loaded={jobs}>
-          {(list) =>
-            list.length === 0 ? (
-              <p className="basil-muted">The service reports no jobs.</p>
-            ) : (
-              <JobsTable jobs={list} schedules={sched.data} schedulerRunning={schedulerRunning} canRun={isAdmin} onRan={jobs.reload} />
-            )
-          }
-        </LoadGate>
+        {/* Health and the caller first: without them a job with no next run could not say why, and an
+            admin would see the table without its "Run now" column for a moment. */}
+        {health.data === undefined || me.data === undefined ? (
+          <Spinner />
+        ) : (
+          <LoadGate loaded={jobs}>
+            {(list) =>
+              list.length === 0 ? (
+                <p className="basil-muted">The service reports no jobs.</p>
+              ) : (
+                <JobsTable jobs={list} schedules={sched.data} schedulerRunning={schedulerRunning} canRun={isAdmin} onRan={jobs.reload} />
+              )
+            }
+          </LoadGate>
+        )}
       </Section>
       <LoadGate loaded={sched}>
         {(s) => (
@@ -281,7 +287,9 @@ export function SchedulesTab() {
                     keeps the configured window.
                   </Alert>
                 )}
-                {isAdmin ? (
+                {me.data === undefined ? (
+                  <Spinner />
+                ) : isAdmin ? (
                   <WindowEditor
                     key={JSON.stringify({ ...s.rebalance, next_window: null })}
                     window={s.rebalance}
