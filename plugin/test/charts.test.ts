@@ -7,12 +7,16 @@ import {
   linePath,
   niceTicks,
   scatterDomains,
+  SERIES_COLORS,
+  seriesColor,
   timeLabel,
   timeSeries,
   timeTicks,
   zeroBasedDomain,
 } from '../src/shape/charts';
 import type { DatastoreDetail, ModelPoint, PodHistory, PodSummary } from '../src/api/types';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fixture } from './helpers';
 
 describe('scales and ticks', () => {
@@ -133,5 +137,30 @@ describe('device model line', () => {
     expect(Math.max(...pts.map((p) => p.oio))).toBeLessThanOrEqual(d.x[1]);
     expect(Math.max(...pts.map((p) => p.latency_ms))).toBeLessThanOrEqual(d.y[1]);
     expect(line && line.y1).toBeLessThanOrEqual(d.y[1]);
+  });
+});
+
+describe('series colours', () => {
+  it('follow the theme through a CSS variable, with the light hue as fallback, cycling', () => {
+    expect(seriesColor(0)).toBe(`var(--basil-series-0, ${SERIES_COLORS[0]})`);
+    expect(seriesColor(SERIES_COLORS.length + 2)).toBe(seriesColor(2));
+    expect(seriesColor(-1)).toBe(seriesColor(SERIES_COLORS.length - 1));
+  });
+});
+
+describe('theme palettes in styles.css', () => {
+  const css = readFileSync(resolve(import.meta.dirname, '../src/styles.css'), 'utf-8');
+  const block = (selector: string) => {
+    const start = css.indexOf(`${selector} {`);
+    expect(start).toBeGreaterThanOrEqual(0);
+    return css.slice(start, css.indexOf('}', start));
+  };
+
+  it('define every series colour and the "now" line for the light and the dark theme', () => {
+    for (const selector of ['[cds-theme]', "[cds-theme~='dark']"]) {
+      const text = block(selector);
+      for (let k = 0; k < SERIES_COLORS.length; k += 1) expect(text).toMatch(new RegExp(`--basil-series-${k}: #[0-9a-f]{6};`));
+      expect(text).toMatch(/--basil-now: #[0-9a-f]{6};/);
+    }
   });
 });

@@ -1,10 +1,11 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api/client';
-import type { DatastoreDetail, Plan, PodSummary, PoolTreeDoc, Problem, Recommendation, VCenter } from '../src/api/types';
+import type { DatastoreDetail, LoadPoint, Plan, PodSummary, PoolTreeDoc, Problem, Recommendation, VCenter } from '../src/api/types';
 import { compact } from '../src/shape/format';
 import { imbalanceStatus } from '../src/shape/overview';
 import { ClientHost, type HtmlClientSdk, StandaloneHost } from '../src/host/host';
+import { LineChart } from '../src/charts/Charts';
 import { App } from '../src/views/App';
 import { AppContext } from '../src/views/common';
 import { PoolTreeEditor } from '../src/views/PoolsEditor';
@@ -211,6 +212,42 @@ describe('standalone sign-in', () => {
     render(<App host={new StandaloneHost(session, null, false)} baseUrl={BASE} fetch={f.fetch} />);
     expect((await screen.findByTestId('token-error')).textContent).toBe('token revoked');
     expect(session.getItem('basil.apiToken')).toBeNull();
+  });
+});
+
+describe('charts', () => {
+  it('say why they are empty', () => {
+    render(<LineChart title="N" series={[{ name: 'N', points: [] }]} emptyText="No model run in this time range yet" testId="c" />);
+    const empty = screen.getByTestId('c');
+    expect(empty.textContent).toBe('No model run in this time range yet');
+    expect(empty.getAttribute('aria-label')).toBe('N: No model run in this time range yet');
+  });
+});
+
+describe('datastore view', () => {
+  async function renderDatastore(detail: DatastoreDetail) {
+    const c = clientSdk([`urn:vmomi:Datastore:${DS.id}:${GUID}`]);
+    window.location.hash = '#/datastore';
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={fakeFetch(apiRoutes({ [`GET /datastores/${DS.id}`]: detail })).fetch} />);
+    return screen.findByTestId('load-chart');
+  }
+
+  it('says what N now is, and draws it against N at each model run', async () => {
+    const chart = await renderDatastore(DS);
+    const stat = screen.getByTestId('stat-N');
+    expect(stat.textContent).toBe(`N now (current placement)${compact(DS.normalized_load)}`);
+    expect(stat.getAttribute('title')).toMatch(/^N now = ΣL \/ P/);
+    expect(within(chart).getByTestId('load-chart-reference').textContent).toBe(`N now ${compact(DS.normalized_load)}`);
+    expect(screen.queryByTestId('n-now-note')).toBeNull(); // the recorded N now is the last run's
+  });
+
+  it('explains an N now that the model runs have not caught up with', async () => {
+    const load = fixture<LoadPoint[]>('datastore_load.json');
+    const last = load[load.length - 1].normalized_load as number;
+    await renderDatastore({ ...DS, normalized_load: last / 4 });
+    const note = await screen.findByTestId('n-now-note');
+    expect(note.textContent).toContain(`N now (${compact(last / 4)}) differs from the last model run (${compact(last)}`);
+    expect(note.textContent).toContain('a move just applied');
   });
 });
 

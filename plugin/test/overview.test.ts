@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Plan, PodSummary, Recommendation } from '../src/api/types';
+import type { DatastoreDetail, LoadPoint, Plan, PodSummary, Recommendation } from '../src/api/types';
 import { ago, compact, gb, limit, ms } from '../src/shape/format';
 import {
   datastoreRows,
@@ -9,6 +9,7 @@ import {
   moveEffect,
   moveEnds,
   movesSummary,
+  nowAgainstLastRun,
   pendingMoveCount,
   pendingMoves,
   planProgress,
@@ -129,5 +130,31 @@ describe('formatting', () => {
     expect(limit(-1)).toBe('unlimited');
     expect(limit(300)).toBe('300');
     expect(ago('2026-11-22T09:58:00Z', Date.parse('2026-11-22T10:00:00Z'))).toBe('2 min ago');
+  });
+});
+
+describe('N now against the model runs', () => {
+  const ds = fixture<DatastoreDetail>('datastore.json');
+  const load = fixture<LoadPoint[]>('datastore_load.json');
+
+  it('agrees with the last run when nothing moved since (the recorded service)', () => {
+    const r = nowAgainstLastRun(ds.normalized_load, load);
+    expect(r.lastN).toBeCloseTo(load[load.length - 1].normalized_load as number);
+    expect(r.lastAt).toBe(load[load.length - 1].t);
+    expect(r.differs).toBe(false);
+  });
+
+  it('tells a move applied since the last run apart from rounding', () => {
+    const last = load[load.length - 1].normalized_load as number;
+    expect(nowAgainstLastRun(last * 4.6, load).differs).toBe(true);
+    expect(nowAgainstLastRun(last * 0.5, load).differs).toBe(true);
+    expect(nowAgainstLastRun(last * 1.004, load).differs).toBe(false);
+  });
+
+  it('skips runs without a figure, and says nothing without runs or without N now', () => {
+    const withGap = [...load, { t: '2026-11-22T09:00:00Z', normalized_load: null }];
+    expect(nowAgainstLastRun(1, withGap).lastAt).toBe(load[load.length - 1].t);
+    expect(nowAgainstLastRun(1, [])).toEqual({ lastN: null, lastAt: null, differs: false });
+    expect(nowAgainstLastRun(null, load).differs).toBe(false);
   });
 });

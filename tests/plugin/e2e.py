@@ -168,9 +168,15 @@ def lab_session_token(lab: LabProcess) -> str:
     return token
 
 
+NO_TRANSITIONS = "*, *::before, *::after, ::-webkit-progress-value { transition: none !important; }"
+
+
 def shot(page: Any, name: str, full_page: bool = False) -> Path:
     """Saves a screenshot under test-artifacts/plugin/ (git-ignored) for a person to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    # Without transitions, so the picture shows the state the page is in: Clarity's progress bar eases its
+    # width on a pseudo-element that Playwright's animations="disabled" does not reach.
+    page.add_style_tag(content=NO_TRANSITIONS)
+    page.screenshot(path=str(path), full_page=full_page, animations="disabled")
     return path

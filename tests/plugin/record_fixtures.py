@@ -117,6 +117,13 @@ def main() -> int:
             save("pod.json", call("GET", f"/pods/{pod}"))
             save("schedules.json", call("GET", "/schedules"))
             save("jobs.json", call("GET", "/jobs"))
+            save("health.json", call("GET", "/health"))
+            save("me.json", call("GET", "/me"))
+            save("job_run.json", call("POST", "/jobs/collect/run"))
+            bad_window = {"cron": "0 25 * * *", "timezone": "Mars/Olympus", "duration": "9d"}
+            save("window_problems.json", call("PUT", "/schedules/rebalance", bad_window, expect=400))
+            window = {"cron": "30 1 * * sun", "max_moves": 12}
+            save("schedules_changed.json", call("PUT", "/schedules/rebalance", window))
             save("audit.json", call("GET", "/audit?limit=20"))
             if running is None:
                 print("note: no poll saw a move running; plan_running.json was not refreshed")

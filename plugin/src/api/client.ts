@@ -9,7 +9,9 @@ import type {
   ErrorBody,
   Health,
   Job,
+  JobRun,
   LoadPoint,
+  Me,
   ModelPoint,
   Plan,
   PodDetail,
@@ -17,12 +19,13 @@ import type {
   PodSummary,
   PoolTreeDoc,
   Problem,
-  RebalanceWindow,
   Recommendation,
   Schedules,
   VCenter,
   VmDetail,
 } from './types';
+import { type AuditFilter, auditQuery } from '../shape/audit';
+import type { WindowChange } from '../shape/schedules';
 
 /** Supplies the headers that authenticate a request (an API token, or the vSphere Client session). */
 export interface Credentials {
@@ -234,16 +237,20 @@ export class ApiClient {
   jobs(): Promise<Job[]> {
     return this.get('/jobs');
   }
-  me(): Promise<{ name: string; role: string; via: string }> {
+  me(): Promise<Me> {
     return this.get('/me');
   }
-  setRebalanceWindow(window: Pick<RebalanceWindow, 'cron' | 'timezone' | 'duration' | 'max_moves' | 'max_gb'>): Promise<unknown> {
-    return this.request('PUT', '/schedules/rebalance', window);
+  /** Changes the rebalance window (admin): only the fields given; answers the schedules after it. */
+  setRebalanceWindow(change: WindowChange): Promise<Schedules> {
+    return this.request('PUT', '/schedules/rebalance', change);
   }
-  async audit(limit = 100, before?: string): Promise<AuditEntry[]> {
-    const q = new URLSearchParams({ limit: String(limit) });
-    if (before) q.set('before', before);
-    const body = await this.get<AuditEntry[] | { entries: AuditEntry[] }>(`/audit?${q.toString()}`);
+  /** Runs a job at once (admin); 409 when it is running already. */
+  runJob(id: string): Promise<JobRun> {
+    return this.post(`/jobs/${encodeId(id)}/run`);
+  }
+  /** One page of the audit log, newest first: older than `before`, filtered by actor and action. */
+  async audit(limit = 100, before?: string | null, filter: AuditFilter = { actor: '', action: '' }): Promise<AuditEntry[]> {
+    const body = await this.get<AuditEntry[] | { entries: AuditEntry[] }>(`/audit?${auditQuery(filter, limit, before)}`);
     return Array.isArray(body) ? body : body.entries;
   }
 }

@@ -22,6 +22,13 @@ export interface Health {
   vcenters: { name: string; connected: boolean; last_collection: string | null }[];
 }
 
+/** The caller as the service sees it (GET /me). */
+export interface Me {
+  name: string;
+  role: Role | string;
+  via: string;
+}
+
 export interface VCenter {
   name: string;
   server?: string;
@@ -296,6 +303,17 @@ export interface Job {
   trigger: string;
   next_run: string | null;
   last_run: { started: string; finished: string | null; outcome: string; message: string | null } | null;
+}
+
+/** The answer of running a job by hand. */
+export interface JobRun {
+  id?: number;
+  job: string;
+  started?: string | null;
+  finished?: string | null;
+  outcome: string;
+  message?: string | null;
+  details?: Record<string, unknown>;
 }
 
 export interface RebalanceWindow {

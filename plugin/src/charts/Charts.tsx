@@ -55,31 +55,48 @@ interface LineChartProps {
   height?: number;
   yLabel?: string;
   yFormat?: (v: number) => string;
-  /** A horizontal reference line (a threshold), drawn dashed with its label. */
-  reference?: { value: number; label: string };
+  /** A horizontal reference line, dashed with its label: a threshold (red) or the value now (grey). */
+  reference?: { value: number; label: string; tone?: 'threshold' | 'now' };
+  /** What an empty chart says instead of a line. */
+  emptyText?: string;
   testId?: string;
 }
 
-function Empty({ title, height, testId, boxRef }: { title: string; height: number; testId?: string; boxRef?: RefObject<HTMLElement | null> }) {
+/** Said where a chart has nothing to draw: why, when the caller knows, rather than a bare "no data". */
+const NO_DATA = 'No data in this time range yet';
+
+function Empty({
+  title,
+  height,
+  testId,
+  boxRef,
+  text = NO_DATA,
+}: {
+  title: string;
+  height: number;
+  testId?: string;
+  boxRef?: RefObject<HTMLElement | null>;
+  text?: string;
+}) {
   return (
     <div
       className="basil-chart basil-chart-empty"
       style={{ height }}
       data-testid={testId}
       role="img"
-      aria-label={`${title}: no data`}
+      aria-label={`${title}: ${text}`}
       ref={boxRef as RefObject<HTMLDivElement | null>}
     >
-      <span>No data yet</span>
+      <span className="basil-chart-empty-text">{text}</span>
     </div>
   );
 }
 
-export function LineChart({ title, series, height = 200, yLabel, yFormat = compact, reference, testId }: LineChartProps) {
+export function LineChart({ title, series, height = 200, yLabel, yFormat = compact, reference, emptyText, testId }: LineChartProps) {
   const titleId = useId();
   const [box, W] = useWidth();
   const xs = extent(series.flatMap((s) => s.points.map((p) => p.x)));
-  if (!xs) return <Empty title={title} height={height} testId={testId} boxRef={box} />;
+  if (!xs) return <Empty title={title} height={height} testId={testId} boxRef={box} text={emptyText} />;
   const ys = series.flatMap((s) => s.points.map((p) => p.y));
   if (reference) ys.push(reference.value);
   const yDomain = zeroBasedDomain(ys);
@@ -111,7 +128,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
           </text>
         )}
         {reference && (
-          <g>
+          <g className={reference.tone === 'now' ? 'basil-reference-now' : undefined} data-testid={testId ? `${testId}-reference` : undefined}>
             <line className="basil-reference" x1={M.left} x2={W - M.right} y1={y(reference.value)} y2={y(reference.value)} />
             <text className="basil-axis basil-reference-label" x={W - M.right} y={y(reference.value) - 4} textAnchor="end">
               {reference.label}
@@ -125,7 +142,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
               <path
                 d={linePath(s.points, x, y)}
                 fill="none"
-                stroke={s.color ?? seriesColor(i)}
+                style={{ stroke: s.color ?? seriesColor(i) }}
                 strokeWidth={2}
                 strokeDasharray={s.dashed ? '5 4' : undefined}
                 data-series={s.name}
@@ -133,7 +150,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
               {/* Few points (a model refitted a handful of times) read better as dots on the line. */}
               {known.length <= MARKER_LIMIT &&
                 known.map((p) => (
-                  <circle key={p.x} cx={x(p.x)} cy={y(p.y as number)} r={3} fill={s.color ?? seriesColor(i)} data-point={s.name} />
+                  <circle key={p.x} cx={x(p.x)} cy={y(p.y as number)} r={3} style={{ fill: s.color ?? seriesColor(i) }} data-point={s.name} />
                 ))}
             </g>
           );
@@ -158,16 +175,17 @@ interface ScatterProps {
   points: { oio: number; latency_ms: number; t?: string }[];
   line: FittedLine | null;
   height?: number;
+  emptyText?: string;
   testId?: string;
 }
 
 /** The device model: read OIO against latency, one dot per sample, and the fitted line with its P. */
-export function ModelScatter({ title, points, line, height = 260, testId }: ScatterProps) {
+export function ModelScatter({ title, points, line, height = 260, emptyText, testId }: ScatterProps) {
   const titleId = useId();
   const [box, fullWidth] = useWidth();
   // A scatter wider than it is useful stretches the slope the reader is meant to judge.
   const W = Math.min(fullWidth, 720);
-  if (points.length === 0 && !line) return <Empty title={title} height={height} testId={testId} boxRef={box} />;
+  if (points.length === 0 && !line) return <Empty title={title} height={height} testId={testId} boxRef={box} text={emptyText} />;
   const d = scatterDomains(points, line);
   const x = linearScale(d.x, [M.left, W - M.right]);
   const y = linearScale(d.y, [height - M.bottom - 8, M.top]);

@@ -155,11 +155,16 @@ export function scatterDomains(
   return { x, y: zeroBasedDomain(ys, 1) };
 }
 
-/** A palette that reads on both themes (Clarity's data-visualisation hues). */
+/**
+ * The light theme's series hues (Clarity's data-visualisation colours). Each theme sets its own in
+ * styles.css (--basil-series-0 … 7): these darker hues fall under 3:1 against the dark theme's cards.
+ */
 export const SERIES_COLORS = ['#0072a3', '#e57200', '#5e8e00', '#8939ad', '#c21d00', '#00968f', '#b5890a', '#4a5cc1'];
 
+/** The i-th series colour as a CSS value that follows the theme (falling back to the light hue). */
 export function seriesColor(i: number): string {
-  return SERIES_COLORS[((i % SERIES_COLORS.length) + SERIES_COLORS.length) % SERIES_COLORS.length];
+  const k = ((i % SERIES_COLORS.length) + SERIES_COLORS.length) % SERIES_COLORS.length;
+  return `var(--basil-series-${k}, ${SERIES_COLORS[k]})`;
 }
 
 export interface NamedSeries {

@@ -1,6 +1,6 @@
 // Shaping the service's pods, datastores, recommendations and plans into what the tables and bars show.
 
-import type { DatastoreSummary, Move, Plan, PodSummary, Recommendation } from '../api/types';
+import type { DatastoreSummary, LoadPoint, Move, Plan, PodSummary, Recommendation } from '../api/types';
 import { compact } from './format';
 
 export type Status = 'ok' | 'warn' | 'over' | 'unknown';
@@ -180,4 +180,27 @@ export function splitMoves(plans: Plan[]): { pending: (Move & { plan: Plan })[];
  */
 export function hasOpenMoves(rec: Recommendation): boolean {
   return rec.moves.some((m) => m.status === undefined || m.status === null || m.status === 'open');
+}
+
+/** What the header's "N now" is, for its tooltip: computed, not recorded. */
+export const N_NOW_MEANING =
+  'N now = ΣL / P (BASIL eq. 5): the load L of the disks on the datastore now, over its performance P, ' +
+  'from the latest models. The chart shows N as each model run computed it, with the placement of that ' +
+  'moment, so a move applied since the last run shows here first.';
+
+export interface NowAgainstRuns {
+  /** The last model run's N and when it ran (null without runs). */
+  lastN: number | null;
+  lastAt: string | null;
+  /** N now differs from the last run's by more than `tolerance` (relative): a move or a refit since. */
+  differs: boolean;
+}
+
+/** N now (current placement, latest models) against N at the last model run in `points`. */
+export function nowAgainstLastRun(now: number | null | undefined, points: LoadPoint[], tolerance = 0.01): NowAgainstRuns {
+  const last = [...points].reverse().find((p) => isNum(p.normalized_load));
+  if (!last || !isNum(last.normalized_load)) return { lastN: null, lastAt: null, differs: false };
+  const lastN = last.normalized_load;
+  const differs = isNum(now) && Math.abs(now - lastN) > tolerance * Math.max(Math.abs(lastN), Math.abs(now), 1e-9);
+  return { lastN, lastAt: last.t, differs };
 }

@@ -3,134 +3,317 @@
 
 import { useState } from 'react';
 import { ApiError } from '../api/client';
-import type { AuditEntry, Job, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
+import type { AuditEntry, Health, Job, Me, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
 import { LineChart } from '../charts/Charts';
+import { AUDIT_ACTIONS, type AuditFilter, appendPage, nextBefore, viaText, whatText } from '../shape/audit';
 import { historySeries } from '../shape/charts';
 import { dateTime } from '../shape/format';
-import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, StateLabel, useApp, useLoad } from './common';
+import {
+  nextRunText,
+  otherProblems,
+  problemsFor,
+  runDuration,
+  triggerText,
+  WINDOW_FIELDS,
+  type WindowField,
+  type WindowForm,
+  windowChanges,
+  windowForm,
+  windowText,
+} from '../shape/schedules';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
-function WindowForm({ window, onSaved }: { window: RebalanceWindow; onSaved: () => void }) {
+function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
+}
+
+const WINDOW_LABELS: Record<WindowField, string> = {
+  enabled: 'Window on',
+  cron: 'Starts (cron)',
+  timezone: 'Time zone',
+  duration: 'Lasts',
+  max_moves: 'At most moves',
+  max_gb: 'At most GB',
+};
+
+const WINDOW_HELP: Partial<Record<WindowField, string>> = {
+  cron: 'minute hour day month weekday, e.g. 0 2 * * sat',
+  timezone: 'IANA name, e.g. UTC or Europe/Berlin',
+  duration: 'e.g. 3h or 90m (at most 7d)',
+  max_gb: 'of disk copied by Storage vMotion per window',
+};
+
+/** The rebalance window's form (admin): only changed fields are sent; refusals land on their fields. */
+function WindowEditor({ window, onSaved }: { window: RebalanceWindow; onSaved: (s: Schedules) => void }) {
   const { api } = useApp();
-  const [w, setW] = useState<RebalanceWindow>(window);
+  const [form, setForm] = useState<WindowForm>(() => windowForm(window));
   const [error, setError] = useState<ApiError | null>(null);
-  const [saved, setSaved] = useState(false);
-  const problem = (field: string) => error?.problems.filter((p) => p.field === field || p.field.endsWith(`.${field}`)).map((p) => p.message) ?? [];
-  const input = (field: keyof RebalanceWindow, label: string, numeric = false) => (
-    <div className={`clr-form-control basil-form-row${problem(field).length ? ' clr-error' : ''}`}>
-      <label className="clr-control-label">{label}</label>
-      <div className={`clr-control-container${problem(field).length ? ' clr-error' : ''}`}>
-        <div className="clr-input-wrapper">
-          <input
-            className="clr-input"
-            value={String(w[field] ?? '')}
-            data-testid={`window-${field}`}
-            onChange={(e) => {
-              const v = e.target.value;
-              setW({ ...w, [field]: numeric && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v });
-              setSaved(false);
-            }}
-          />
-        </div>
-        {problem(field).map((m, i) => (
-          <span key={i} className="clr-subtext">
-            {m}
-          </span>
-        ))}
-      </div>
-    </div>
-  );
+  const [saving, setSaving] = useState(false);
+  const changes = windowChanges(window, form);
+  const changed = Object.keys(changes).length > 0;
+  const problems = error?.problems ?? [];
+  const set = (field: WindowField, value: string | boolean) => {
+    setForm({ ...form, [field]: value });
+  };
   return (
     <form
       className="clr-form clr-form-horizontal basil-window-form"
+      data-testid="window-form"
       onSubmit={async (e) => {
         e.preventDefault();
         setError(null);
+        setSaving(true);
         try {
-          const { cron, timezone, duration, max_moves, max_gb } = w;
-          await api.setRebalanceWindow({ cron, timezone, duration, max_moves, max_gb });
-          setSaved(true);
-          onSaved();
+          onSaved(await api.setRebalanceWindow(changes));
         } catch (err) {
-          setError(err instanceof ApiError ? err : new ApiError(0, 'client', String(err)));
+          setError(asApiError(err));
+        } finally {
+          setSaving(false);
         }
       }}
     >
-      {input('cron', 'Starts (cron)')}
-      {input('timezone', 'Time zone')}
-      {input('duration', 'Lasts')}
-      {input('max_moves', 'At most moves', true)}
-      {input('max_gb', 'At most GB', true)}
-      <button type="submit" className="btn btn-sm btn-primary">
-        Change window
-      </button>
-      {saved && <Alert kind="success">The rebalance window is changed.</Alert>}
-      {error && error.problems.length === 0 && <ErrorAlert error={error} />}
-      {error && error.problems.length > 0 && <Alert kind="danger">The service refused the window: see the fields above.</Alert>}
+      {WINDOW_FIELDS.map((field) => {
+        const messages = problemsFor(problems, field);
+        const id = `window-${field}`;
+        return (
+          <div key={field} className={`clr-form-control basil-form-row${messages.length ? ' clr-error' : ''}`}>
+            <label className="clr-control-label" htmlFor={id}>
+              {WINDOW_LABELS[field]}
+            </label>
+            <div className={`clr-control-container${messages.length ? ' clr-error' : ''}`}>
+              {field === 'enabled' ? (
+                <div className="clr-checkbox-wrapper">
+                  <input
+                    type="checkbox"
+                    className="clr-checkbox"
+                    id={id}
+                    data-testid={id}
+                    checked={form.enabled}
+                    onChange={(e) => set('enabled', e.target.checked)}
+                  />
+                  <label htmlFor={id} className="clr-control-label">
+                    {form.enabled ? 'on: approved plans are applied in this window' : 'off: nothing is moved on a schedule'}
+                  </label>
+                </div>
+              ) : (
+                <div className="clr-input-wrapper">
+                  <input
+                    className="clr-input basil-window-input"
+                    id={id}
+                    data-testid={id}
+                    value={form[field]}
+                    aria-invalid={messages.length > 0}
+                    onChange={(e) => set(field, e.target.value)}
+                  />
+                </div>
+              )}
+              {messages.map((m, i) => (
+                <span key={i} className="clr-subtext" data-testid={`${id}-problem`}>
+                  {m}
+                </span>
+              ))}
+              {messages.length === 0 && WINDOW_HELP[field] && <span className="clr-subtext basil-muted">{WINDOW_HELP[field]}</span>}
+            </div>
+          </div>
+        );
+      })}
+      <div className="basil-form-actions">
+        <button type="submit" className="btn btn-sm btn-primary" disabled={!changed || saving} data-testid="window-save">
+          Change window
+        </button>
+        <button type="button" className="btn btn-sm btn-outline" disabled={!changed || saving} onClick={() => setForm(windowForm(window))}>
+          Revert
+        </button>
+        {!changed && <span className="basil-muted">No changes to send.</span>}
+      </div>
+      {error && problems.length === 0 && <ErrorAlert error={error} testId="window-error" />}
+      {problems.length > 0 && (
+        <Alert kind="danger" testId="window-error">
+          The service refused the window ({problems.length === 1 ? '1 problem' : `${problems.length} problems`}), nothing changed.
+          {otherProblems(problems).map((p, i) => (
+            <div key={i}>
+              <code>{p.field}</code>: {p.message}
+            </div>
+          ))}
+        </Alert>
+      )}
     </form>
   );
 }
 
-function windowText(w: RebalanceWindow): string {
-  const next = w.next_window ? `; next ${dateTime(w.next_window.start)} to ${dateTime(w.next_window.end)}` : '';
-  return `${w.enabled === false ? 'off' : `cron ${w.cron} (${w.timezone}) for ${w.duration}`}, at most ${w.max_moves} moves and ${w.max_gb} GB${next}`;
+function JobsTable({ jobs, schedules, schedulerRunning, canRun, onRan }: {
+  jobs: Job[];
+  schedules: Schedules | undefined;
+  schedulerRunning: boolean | null;
+  canRun: boolean;
+  onRan: () => void;
+}) {
+  const { api } = useApp();
+  const [running, setRunning] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const run = async (job: Job) => {
+    setRunning(job.id);
+    setNotice(null);
+    setError(null);
+    try {
+      const r = await api.runJob(job.id);
+      setNotice(`${job.name}: ${r.outcome}${r.message ? ` (${r.message})` : ''}.`);
+      onRan();
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setRunning(null);
+    }
+  };
+  return (
+    <>
+      {schedulerRunning === false && (
+        <Alert kind="info" testId="scheduler-stopped">
+          This service&apos;s scheduler is stopped, so no job runs on its own and none has a next run.
+          {canRun ? ' Run one now from this table.' : ' An admin can run one now from this table.'}
+        </Alert>
+      )}
+      {notice && <Alert kind="success" testId="job-notice">{notice}</Alert>}
+      <ErrorAlert error={error} testId="job-error" />
+      <table className="table table-compact basil-table" data-testid="jobs-table">
+        <thead>
+          <tr>
+            <th className="left">Job</th>
+            <th className="left">Runs</th>
+            <th className="left">Next run</th>
+            <th className="left">Last run</th>
+            <th className="left">Outcome</th>
+            {canRun && <th />}
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((j) => {
+            const trig = j.id === 'rebalance' && schedules?.rebalance && j.enabled !== false
+              ? { text: `window cron ${schedules.rebalance.cron} (${schedules.rebalance.timezone}) for ${schedules.rebalance.duration}`, raw: j.trigger }
+              : triggerText(j.trigger);
+            const took = runDuration(j.last_run);
+            return (
+              <tr key={j.id} data-job={j.id}>
+                <td className="left">
+                  {j.name}
+                  {j.description && <div className="basil-muted basil-reason">{j.description}</div>}
+                </td>
+                <td className="left" title={trig.raw || undefined} data-testid="job-trigger">
+                  {trig.text}
+                </td>
+                <td className="left" data-testid="job-next">
+                  {nextRunText(j, schedulerRunning)}
+                </td>
+                <td className="left" data-testid="job-last">
+                  {j.last_run ? dateTime(j.last_run.started) : 'never'}
+                  {took && <div className="basil-muted basil-reason">took {took}</div>}
+                </td>
+                <td className="left">
+                  {j.last_run ? <StateLabel state={j.last_run.outcome} /> : <span className="basil-muted">—</span>}
+                  {j.last_run?.message && <div className="basil-muted basil-reason">{j.last_run.message}</div>}
+                </td>
+                {canRun && (
+                  <td>
+                    <button
+                      type="button"
+                      className="btn btn-sm btn-link basil-link"
+                      disabled={running !== null || j.enabled === false}
+                      onClick={() => run(j)}
+                      data-testid={`run-${j.id}`}
+                    >
+                      {running === j.id ? 'Running…' : 'Run now'}
+                    </button>
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </>
+  );
 }
+
+const MODE_TEXT: Record<string, string> = {
+  manual: 'plans wait for an approval',
+  automatic: 'the window applies a fresh plan',
+};
 
 export function SchedulesTab() {
   const { api } = useApp();
   const sched = useLoad<Schedules>(() => api.schedules(), 'schedules', 60_000);
   const jobs = useLoad<Job[]>(() => api.jobs(), 'jobs', 30_000);
+  const health = useLoad<Health | null>(() => api.health().catch(() => null), 'health', 60_000);
+  const me = useLoad<Me | null>(() => api.me().catch(() => null), 'me');
+  const [changed, setChanged] = useState(false);
+  const isAdmin = me.data?.role === 'admin';
+  const scheduler = health.data?.scheduler;
+  const schedulerRunning = scheduler === 'running' ? true : scheduler === 'stopped' ? false : null;
   return (
     <div data-testid="schedules-tab">
-      <Section title="Scheduled jobs">
-        <LoadGate loaded={jobs}>
-          {(list) => (
-            <table className="table table-compact basil-table" data-testid="jobs-table">
-              <thead>
-                <tr>
-                  <th className="left">Job</th>
-                  <th className="left">Trigger</th>
-                  <th className="left">Next run</th>
-                  <th className="left">Last run</th>
-                  <th className="left">Outcome</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((j) => (
-                  <tr key={j.id} data-job={j.id}>
-                    <td className="left">
-                      {j.name}
-                      {j.description && <div className="basil-muted basil-reason">{j.description}</div>}
-                    </td>
-                    <td className="left">
-                      <code>{j.trigger}</code>
-                    </td>
-                    <td className="left">{j.enabled === false ? 'disabled' : dateTime(j.next_run)}</td>
-                    <td className="left">{j.last_run ? dateTime(j.last_run.started) : 'never'}</td>
-                    <td className="left">
-                      {j.last_run && <StateLabel state={j.last_run.outcome} />}{' '}
-                      <span className="basil-muted">{j.last_run?.message ?? ''}</span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </LoadGate>
+      <Section title="Scheduled jobs" testId="jobs">
+        {/* Health and the caller first: without them a job with no next run could not say why, and an
+            admin would see the table without its "Run now" column for a moment. */}
+        {health.data === undefined || me.data === undefined ? (
+          <Spinner />
+        ) : (
+          <LoadGate loaded={jobs}>
+            {(list) =>
+              list.length === 0 ? (
+                <p className="basil-muted">The service reports no jobs.</p>
+              ) : (
+                <JobsTable jobs={list} schedules={sched.data} schedulerRunning={schedulerRunning} canRun={isAdmin} onRan={jobs.reload} />
+              )
+            }
+          </LoadGate>
+        )}
       </Section>
       <LoadGate loaded={sched}>
         {(s) => (
           <>
-            {s.rebalance && (
+            {s.rebalance ? (
               <Section title="Rebalance window" testId="rebalance-window">
-                <p className="basil-muted">
-                  Approved plans, and pods in automatic mode, are applied in this window within its move and GB
-                  budget; no move starts after the window closes. Now: {windowText(s.rebalance)}.
+                <p>
+                  Approved plans, and pods in automatic mode, are applied in this window within its move and GB budget; no
+                  move starts after the window closes.
                 </p>
-                <WindowForm window={s.rebalance} onSaved={sched.reload} />
+                <p data-testid="window-now">
+                  <strong>Now:</strong> {windowText(s.rebalance)}.
+                </p>
+                {changed && (
+                  <Alert kind="success" testId="window-notice">
+                    The rebalance window is changed, as shown above. The change holds until the service restarts: basil.yaml
+                    keeps the configured window.
+                  </Alert>
+                )}
+                {me.data === undefined ? (
+                  <Spinner />
+                ) : isAdmin ? (
+                  <WindowEditor
+                    key={JSON.stringify({ ...s.rebalance, next_window: null })}
+                    window={s.rebalance}
+                    onSaved={(answer) => {
+                      setChanged(answer.rebalance !== undefined);
+                      sched.reload();
+                      jobs.reload();
+                    }}
+                  />
+                ) : (
+                  <p className="basil-muted" data-testid="window-readonly">
+                    {me.data
+                      ? `Changing the window takes an admin; you are ${me.data.name} (${me.data.role}).`
+                      : 'Changing the window takes an admin.'}
+                  </p>
+                )}
+              </Section>
+            ) : (
+              <Section title="Rebalance window" testId="rebalance-window">
+                <p className="basil-muted">The service reports no rebalance window, so approved plans are applied only by hand.</p>
               </Section>
             )}
             {s.pods && Object.keys(s.pods).length > 0 && (
-              <Section title="Pods">
+              <Section title="Pods" testId="schedule-pods">
                 <table className="table table-compact basil-table">
                   <thead>
                     <tr>
@@ -144,7 +327,8 @@ export function SchedulesTab() {
                       <tr key={pod}>
                         <td className="left">{pod}</td>
                         <td className="left">
-                          <span className="label">{p.mode ?? 'manual'}</span>
+                          <span className="label">{p.mode ?? 'manual'}</span>{' '}
+                          <span className="basil-muted">{MODE_TEXT[p.mode ?? 'manual'] ?? ''}</span>
                         </td>
                         <td className="left">{windowText(p.rebalance)}</td>
                       </tr>
@@ -159,6 +343,8 @@ export function SchedulesTab() {
     </div>
   );
 }
+
+const NO_RUNS = 'No model run in this time range yet: imbalance and N are recorded each time the model job runs.';
 
 function PodHistoryChart({ pod, hours }: { pod: PodSummary; hours: number }) {
   const { api } = useApp();
@@ -175,12 +361,14 @@ function PodHistoryChart({ pod, hours }: { pod: PodSummary; hours: number }) {
               series={[{ name: 'imbalance', points: hs.imbalance }]}
               reference={{ value: pod.threshold, label: `threshold ${pod.threshold}` }}
               yLabel="imbalance σ/μ"
+              emptyText={NO_RUNS}
               testId="imbalance-chart"
             />
             <LineChart
               title={`${pod.name}: normalized load per datastore`}
               series={hs.datastores.map((d) => ({ name: d.name, points: d.points }))}
               yLabel="N"
+              emptyText={NO_RUNS}
               testId="load-history-chart"
             />
           </div>
@@ -206,80 +394,135 @@ export function HistoryTab() {
   );
 }
 
-function detailText(detail: unknown): string {
-  if (detail === null || detail === undefined) return '';
-  if (typeof detail === 'string') return detail;
-  try {
-    return JSON.stringify(detail);
-  } catch {
-    return String(detail);
-  }
-}
+const PAGE = 50;
 
 export function AuditTab() {
   const { api } = useApp();
-  const [older, setOlder] = useState<AuditEntry[]>([]);
+  const [filter, setFilter] = useState<AuditFilter>({ actor: '', action: '' });
+  const [applied, setApplied] = useState<AuditFilter>(filter);
+  const [older, setOlder] = useState<{ entries: AuditEntry[]; last: AuditEntry[] } | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
-  const first = useLoad<AuditEntry[]>(() => api.audit(50), 'audit', 30_000);
-  const entries = [...(first.data ?? []), ...older];
+  const first = useLoad<AuditEntry[]>(() => api.audit(PAGE, null, applied), `audit:${applied.actor}:${applied.action}`, 30_000);
+  const entries = appendPage(first.data ?? [], older?.entries ?? []);
+  const before = nextBefore(entries, older ? older.last : (first.data ?? []), PAGE);
+  const filtered = applied.actor.trim() !== '' || applied.action !== '';
   const more = async () => {
-    const last = entries[entries.length - 1];
-    if (!last) return;
+    if (!before) return;
     try {
-      setOlder([...older, ...(await api.audit(50, last.at))]);
+      const page = await api.audit(PAGE, before, applied);
+      setOlder({ entries: [...(older?.entries ?? []), ...page], last: page });
     } catch (err) {
-      setError(err instanceof ApiError ? err : new ApiError(0, 'client', String(err)));
+      setError(asApiError(err));
     }
   };
   return (
     <div data-testid="audit-tab">
       <Section title="Audit log">
+        <p className="basil-muted">
+          Every change made through the API or this plugin, and every one Basil makes on its own, newest first: who, how they
+          signed in, from where, and how it ended.
+        </p>
+        <form
+          className="basil-inline-form basil-audit-filter"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setOlder(null);
+            setApplied(filter);
+          }}
+        >
+          <div className="clr-select-wrapper">
+            <select
+              className="clr-select"
+              aria-label="action"
+              data-testid="audit-action"
+              value={filter.action}
+              onChange={(e) => {
+                const next = { ...filter, action: e.target.value };
+                setFilter(next);
+                setOlder(null);
+                setApplied(next);
+              }}
+            >
+              {AUDIT_ACTIONS.map((a) => (
+                <option key={a.value} value={a.value}>
+                  {a.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <input
+            className="clr-input"
+            aria-label="who"
+            placeholder="who (exact name)"
+            data-testid="audit-actor"
+            value={filter.actor}
+            onChange={(e) => setFilter({ ...filter, actor: e.target.value })}
+          />
+          <button type="submit" className="btn btn-sm btn-outline">
+            Filter
+          </button>
+        </form>
         <ErrorAlert error={error} />
         <LoadGate loaded={first}>
-          {() => (
-            <>
-              <table className="table table-compact basil-table" data-testid="audit-table">
-                <thead>
-                  <tr>
-                    <th className="left">When</th>
-                    <th className="left">Who</th>
-                    <th className="left">Action</th>
-                    <th className="left">Target</th>
-                    <th className="left">From</th>
-                    <th className="left">Outcome</th>
-                    <th className="left">Detail</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {entries.map((e, i) => (
-                    <tr key={`${e.at}-${i}`}>
-                      <td className="left">{dateTime(e.at)}</td>
-                      <td className="left">
-                        {e.who}
-                        {e.via && <span className="basil-muted"> ({e.via})</span>}
-                      </td>
-                      <td className="left">
-                        <code>{e.action}</code>
-                      </td>
-                      <td className="left">{e.target}</td>
-                      <td className="left">{e.from}</td>
-                      <td className="left">
-                        <StateLabel state={e.outcome} />
-                      </td>
-                      <td className="left basil-muted basil-detail" title={detailText(e.detail)}>
-                        {e.message || detailText(e.detail)}
-                      </td>
+          {() =>
+            entries.length === 0 ? (
+              <p className="basil-muted" data-testid="audit-empty">
+                {filtered
+                  ? 'No entry matches this filter.'
+                  : 'Nothing recorded yet: no change has been made through the API or this plugin, and Basil has changed nothing on its own.'}
+              </p>
+            ) : (
+              <>
+                <table className="table table-compact basil-table" data-testid="audit-table">
+                  <thead>
+                    <tr>
+                      <th className="left">When</th>
+                      <th className="left">Who</th>
+                      <th className="left">Action</th>
+                      <th className="left">Target</th>
+                      <th className="left">From</th>
+                      <th className="left">Outcome</th>
+                      <th className="left">What</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-              {entries.length > 0 && (
-                <button type="button" className="btn btn-sm btn-outline" onClick={more}>
-                  Older entries
-                </button>
-              )}
-            </>
-          )}
+                  </thead>
+                  <tbody>
+                    {entries.map((e, i) => (
+                      <tr key={e.id ?? `${e.at}-${i}`} data-action={e.action} data-testid="audit-row">
+                        <td className="left basil-nowrap">{dateTime(e.at)}</td>
+                        <td className="left basil-nowrap" data-testid="audit-who">
+                          {e.who}
+                          {e.via && <div className="basil-muted basil-reason">{viaText(e.via)}</div>}
+                        </td>
+                        <td className="left">
+                          <code>{e.action}</code>
+                        </td>
+                        <td className="left" data-testid="audit-target">
+                          {e.target}
+                        </td>
+                        <td className="left">{e.from}</td>
+                        <td className="left" data-testid="audit-outcome">
+                          <StateLabel state={e.outcome} />
+                        </td>
+                        <td className="left basil-detail" data-testid="audit-what">
+                          {whatText(e)}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+                {before ? (
+                  <button type="button" className="btn btn-sm btn-outline" onClick={more} data-testid="audit-older">
+                    Older entries
+                  </button>
+                ) : (
+                  <p className="basil-muted" data-testid="audit-end">
+                    {entries.length === 1 ? '1 entry' : `${entries.length} entries`}
+                    {filtered ? ' match this filter' : ''}: nothing older is kept.
+                  </p>
+                )}
+              </>
+            )
+          }
         </LoadGate>
       </Section>
     </div>

@@ -4,7 +4,7 @@
 import type { DatastoreSummary, Move, PodDetail, PodSummary } from '../api/types';
 import { InlineBar } from '../charts/Charts';
 import { ago, compact, dateTime, gb, iops, ms, pct } from '../shape/format';
-import { datastoreRows, imbalanceStatus, moveEnds, pendingMoveCount, pendingMoves, type Status } from '../shape/overview';
+import { datastoreRows, imbalanceStatus, moveEnds, N_NOW_MEANING, pendingMoveCount, pendingMoves, type Status } from '../shape/overview';
 import { LoadGate, Section, StateLabel, useApp, useLoad } from './common';
 
 const STATUS_TEXT: Record<Status, string> = {
@@ -20,7 +20,7 @@ export function ImbalanceBadge({ pod }: { pod: Pick<PodSummary, 'imbalance' | 't
     <span className={`basil-imbalance basil-imbalance-${status}`} data-testid="imbalance" data-status={status}>
       <strong>{compact(pod.imbalance)}</strong>
       <span className="basil-imbalance-detail">
-        imbalance (σ/μ of N), threshold {compact(pod.threshold)} — {STATUS_TEXT[status]}
+        imbalance now (σ/μ of N), threshold {compact(pod.threshold)} — {STATUS_TEXT[status]}
       </span>
     </span>
   );
@@ -43,7 +43,9 @@ export function DatastoreTable({
       <thead>
         <tr>
           <th className="left">Datastore</th>
-          <th className="left basil-col-load">Normalized load N</th>
+          <th className="left basil-col-load" title={N_NOW_MEANING}>
+            <span className="basil-has-hint">Normalized load N now</span>
+          </th>
           <th>P</th>
           <th>Latency</th>
           <th>IOPS (read / write)</th>
@@ -93,8 +95,24 @@ export function DatastoreTable({
   );
 }
 
-export function MovesTable({ moves, datastores, testId }: { moves: Move[]; datastores: DatastoreSummary[]; testId?: string }) {
-  if (moves.length === 0) return <p className="basil-muted">None.</p>;
+export function MovesTable({
+  moves,
+  datastores,
+  testId,
+  empty = 'None.',
+}: {
+  moves: Move[];
+  datastores: DatastoreSummary[];
+  testId?: string;
+  /** What an empty list means, said instead of a bare "none". */
+  empty?: string;
+}) {
+  if (moves.length === 0)
+    return (
+      <p className="basil-muted" data-testid={testId ? `${testId}-empty` : undefined}>
+        {empty}
+      </p>
+    );
   return (
     <table className="table table-compact basil-table" data-testid={testId}>
       <thead>
@@ -127,6 +145,11 @@ export function MovesTable({ moves, datastores, testId }: { moves: Move[]; datas
   );
 }
 
+function pendingText(n: number): string {
+  if (n === 0) return 'no pending moves';
+  return n === 1 ? '1 pending move' : `${n} pending moves`;
+}
+
 function PodCard({ pod }: { pod: PodSummary }) {
   const { api, open } = useApp();
   const detail = useLoad<PodDetail>(() => api.pod(pod.name), `pod:${pod.name}`, 30_000);
@@ -150,8 +173,9 @@ function PodCard({ pod }: { pod: PodSummary }) {
     >
       <div className="basil-pod-head">
         <ImbalanceBadge pod={pod} />
-        <span className="basil-muted">
-          {pendingMoveCount(pod)} pending move(s) · last recommendation {lastRecAt ? ago(lastRecAt) : 'never'}
+        <span className="basil-muted" data-testid="pod-activity">
+          {pendingText(pendingMoveCount(pod))} ·{' '}
+          {lastRecAt ? `last recommendation ${ago(lastRecAt)}` : 'no recommendation yet: open the pod to compute one'}
         </span>
       </div>
       <DatastoreTable
@@ -162,11 +186,21 @@ function PodCard({ pod }: { pod: PodSummary }) {
       <div className="basil-two-col">
         <div>
           <h4 className="basil-h4">Pending moves</h4>
-          <MovesTable moves={pending} datastores={pod.datastores} testId={`pending-${pod.name}`} />
+          <MovesTable
+            moves={pending}
+            datastores={pod.datastores}
+            testId={`pending-${pod.name}`}
+            empty="None: no approved or running plan has moves left to make."
+          />
         </div>
         <div>
           <h4 className="basil-h4">Recent moves</h4>
-          <MovesTable moves={recent.slice(0, 8)} datastores={pod.datastores} testId={`recent-${pod.name}`} />
+          <MovesTable
+            moves={recent.slice(0, 8)}
+            datastores={pod.datastores}
+            testId={`recent-${pod.name}`}
+            empty="None yet: no plan has moved a disk in this pod."
+          />
         </div>
       </div>
     </Section>

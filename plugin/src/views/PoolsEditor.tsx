@@ -358,14 +358,16 @@ function NewTreeForm({ onCreate }: { onCreate: (doc: PoolTreeDoc) => void }) {
       }}
     >
       <input className="clr-input" placeholder="tree name" value={name} onChange={(e) => setName(e.target.value)} aria-label="new tree name" />
-      <select className="clr-select" value={datastore} onChange={(e) => setDatastore(e.target.value)} aria-label="datastore">
-        <option value="">datastore…</option>
-        {datastores.map((d) => (
-          <option key={d.id} value={d.name}>
-            {d.name}
-          </option>
-        ))}
-      </select>
+      <div className="clr-select-wrapper">
+        <select className="clr-select" value={datastore} onChange={(e) => setDatastore(e.target.value)} aria-label="datastore">
+          <option value="">datastore…</option>
+          {datastores.map((d) => (
+            <option key={d.id} value={d.name}>
+              {d.name}
+            </option>
+          ))}
+        </select>
+      </div>
       <button type="submit" className="btn btn-sm btn-outline" disabled={name.trim() === '' || datastore === ''}>
         New tree
       </button>
@@ -394,22 +396,24 @@ export function PoolsTab() {
         actions={
           <>
             {list.length > 0 && (
-              <select
-                className="clr-select"
-                value={current?.name ?? ''}
-                aria-label="pool tree"
-                data-testid="pool-select"
-                onChange={(e) => {
-                  setDraftNew(null);
-                  setSelected(e.target.value);
-                }}
-              >
-                {list.map((t) => (
-                  <option key={t.name} value={t.name}>
-                    {t.name} ({t.datastore})
-                  </option>
-                ))}
-              </select>
+              <div className="clr-select-wrapper">
+                <select
+                  className="clr-select"
+                  value={current?.name ?? ''}
+                  aria-label="pool tree"
+                  data-testid="pool-select"
+                  onChange={(e) => {
+                    setDraftNew(null);
+                    setSelected(e.target.value);
+                  }}
+                >
+                  {list.map((t) => (
+                    <option key={t.name} value={t.name}>
+                      {t.name} ({t.datastore})
+                    </option>
+                  ))}
+                </select>
+              </div>
             )}
             <NewTreeForm onCreate={(doc) => setDraftNew(doc)} />
           </>

@@ -10,6 +10,9 @@ import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProg
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
 function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
+  const touches = (m: Move) => focus !== null && focus !== undefined && (m.from === focus || m.to === focus);
+  // Highlighting every row would single none out: only when some moves leave the focused datastore alone.
+  const highlight = moves.some(touches) && !moves.every(touches);
   return (
     <table className="table table-compact basil-table" data-testid="moves-table">
       <thead>
@@ -23,9 +26,9 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
       </thead>
       <tbody>
         {moves.map((m, i) => (
-          <tr key={`${m.disk}-${i}`} className={focus && (m.from === focus || m.to === focus) ? 'basil-selected' : undefined} data-move={m.disk}>
+          <tr key={`${m.disk}-${i}`} className={highlight && touches(m) ? 'basil-selected' : undefined} data-move={m.disk}>
             <td className="left">
-              {m.vm}
+              <div className="basil-nowrap">{m.vm}</div>
               <div className="basil-muted basil-nowrap">{m.disk}</div>
             </td>
             <td className="left">
@@ -304,7 +307,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
         </LoadGate>
       </Section>
       {shown.length > 0 && (
-        <Section title="Plans in flight" testId="plans">
+        <Section title="Plans" testId="plans">
           {shown.map((id) => (
             <PlanProgress key={String(id)} planId={id} datastores={datastores} onFinished={() => rec.reload()} />
           ))}

@@ -6,10 +6,12 @@ import type { DatastoreDetail, LoadPoint, ModelPoint, PodDetail, PodHistory } fr
 import { LineChart, ModelScatter } from '../charts/Charts';
 import { fittedLine, historySeries, timeSeries } from '../shape/charts';
 import { compact, dateTime, gb, iops, ms } from '../shape/format';
-import { datastoreFlags, imbalanceStatus } from '../shape/overview';
+import { datastoreFlags, imbalanceStatus, N_NOW_MEANING, nowAgainstLastRun } from '../shape/overview';
 import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
 import { DatastoreTable, ImbalanceBadge } from './PodsOverview';
 import { RecommendationPanel } from './Recommendations';
+
+const NO_RUNS = 'No model run in this time range yet: N is recorded each time the model job runs.';
 
 export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; hours: number }) {
   const { api } = useApp();
@@ -34,7 +36,13 @@ export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; 
                 <Stat label="fitted" value={dateTime(d.model?.fitted_at)} />
               </div>
               {d.model?.summary && <p data-testid="model-summary">{d.model.summary}</p>}
-              <ModelScatter title={`${d.name}: read latency against read OIO`} points={points} line={line} testId="model-scatter" />
+              <ModelScatter
+                title={`${d.name}: read latency against read OIO`}
+                points={points}
+                line={line}
+                emptyText="No samples in this time range and no fitted model: the collect job records one every 20 s while the datastore does IO."
+                testId="model-scatter"
+              />
               <p className="basil-muted basil-help">
                 Each dot is one 20-second sample of the datastore (read OIO summed over hosts, latency weighted by IOPS);
                 the line is the least-squares fit BASIL uses. A steeper line means a slower device: P = 1/slope.
@@ -80,7 +88,7 @@ export function DatastoreView({ id }: { id: string }) {
               <HoursPicker hours={hours} onChange={setHours} />
             </div>
             <div className="basil-stats">
-              <Stat label="normalized load N" value={compact(d.normalized_load)} testId="stat-N" />
+              <Stat label="N now (current placement)" value={compact(d.normalized_load)} testId="stat-N" hint={N_NOW_MEANING} />
               <Stat label="ΣL" value={compact(d.load_sum_L)} />
               <Stat label="P" value={compact(d.P)} />
               <Stat label="latency" value={ms(d.latency_ms)} />
@@ -88,16 +96,35 @@ export function DatastoreView({ id }: { id: string }) {
               <Stat label="free" value={`${gb(d.free_gb)} of ${gb(d.capacity_gb)}`} />
             </div>
             <div className="basil-two-col">
-              <Section title="Normalized load" testId="load-chart-section">
+              <Section title="Normalized load N at each model run" testId="load-chart-section">
                 <LoadGate loaded={load}>
-                  {(pts) => (
-                    <LineChart
-                      title={`${d.name}: normalized load over time`}
-                      series={[{ name: 'N', points: timeSeries(pts, (p) => p.normalized_load) }]}
-                      yLabel="N = ΣL / P"
-                      testId="load-chart"
-                    />
-                  )}
+                  {(pts) => {
+                    const runs = nowAgainstLastRun(d.normalized_load, pts);
+                    const now = d.normalized_load;
+                    return (
+                      <>
+                        <LineChart
+                          title={`${d.name}: normalized load at each model run`}
+                          series={[{ name: 'N', points: timeSeries(pts, (p) => p.normalized_load) }]}
+                          reference={now !== null && Number.isFinite(now) ? { value: now, label: `N now ${compact(now)}`, tone: 'now' } : undefined}
+                          yLabel="N = ΣL / P"
+                          emptyText={NO_RUNS}
+                          testId="load-chart"
+                        />
+                        {runs.differs ? (
+                          <p className="basil-help" data-testid="n-now-note">
+                            N now ({compact(now)}) differs from the last model run ({compact(runs.lastN)} at {dateTime(runs.lastAt)}):
+                            the disks on this datastore or their models changed since, for example a move just applied. The next
+                            model run brings the chart up to date.
+                          </p>
+                        ) : (
+                          <p className="basil-muted basil-help">
+                            The line is N as each model run computed it; the dashed line is N now, with the disks where they are now.
+                          </p>
+                        )}
+                      </>
+                    );
+                  }}
                 </LoadGate>
               </Section>
               <DeviceModelPanel datastoreId={id} hours={hours} />
@@ -135,21 +162,24 @@ export function PodView({ name }: { name: string }) {
                 <span className={`basil-status-dot basil-status-${imbalanceStatus(p.imbalance, p.threshold)}`} />
                 <HoursPicker hours={hours} onChange={setHours} />
               </div>
-              <ImbalanceBadge pod={p} />
+              <div className="basil-view-head">
+                <ImbalanceBadge pod={p} />
+              </div>
               <div className="basil-two-col">
-                <Section title="Normalized load per datastore" testId="load-chart-section">
+                <Section title="Normalized load N at each model run" testId="load-chart-section">
                   <LoadGate loaded={hist}>
                     {(h) => (
                       <LineChart
                         title={`${p.name}: normalized load per datastore`}
                         series={historySeries(h.points, p.datastores).datastores.map((d) => ({ name: d.name, points: d.points }))}
                         yLabel="N"
+                        emptyText={NO_RUNS}
                         testId="load-chart"
                       />
                     )}
                   </LoadGate>
                 </Section>
-                <Section title="Imbalance" testId="imbalance-section">
+                <Section title="Imbalance at each model run" testId="imbalance-section">
                   <LoadGate loaded={hist}>
                     {(h) => (
                       <LineChart
@@ -157,6 +187,7 @@ export function PodView({ name }: { name: string }) {
                         series={[{ name: 'imbalance', points: historySeries(h.points, p.datastores).imbalance }]}
                         reference={{ value: p.threshold, label: `threshold ${p.threshold}` }}
                         yLabel="σ/μ"
+                        emptyText={NO_RUNS}
                         testId="imbalance-chart"
                       />
                     )}

@@ -31,6 +31,7 @@ function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
               height={150}
               yLabel={`${p.title}${p.unit}`}
               series={[{ name: `${p.title} p90`, points: timeSeries(m.points, (x) => x[p.key]), color: seriesColor(i) }]}
+              emptyText="No workload model fitted in this time range"
               testId={`param-${p.key}`}
             />
           ))}
@@ -39,6 +40,7 @@ function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
             height={150}
             yLabel="load L (eq. 1)"
             series={[{ name: 'L', points: timeSeries(m.points, (x) => x.L), color: seriesColor(5) }]}
+            emptyText="No workload model fitted in this time range"
             testId="param-L"
           />
         </div>

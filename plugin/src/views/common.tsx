@@ -207,11 +207,11 @@ export function Modal({
   );
 }
 
-/** A figure with its label above, for the summary strips ("N 1.23"). */
-export function Stat({ label, value, tone, testId }: { label: string; value: ReactNode; tone?: string; testId?: string }) {
+/** A figure with its label above, for the summary strips ("N 1.23"); `hint` explains it on hover. */
+export function Stat({ label, value, tone, testId, hint }: { label: string; value: ReactNode; tone?: string; testId?: string; hint?: string }) {
   return (
-    <div className={`basil-stat${tone ? ` basil-stat-${tone}` : ''}`} data-testid={testId}>
-      <div className="basil-stat-label">{label}</div>
+    <div className={`basil-stat${tone ? ` basil-stat-${tone}` : ''}`} data-testid={testId} title={hint}>
+      <div className={`basil-stat-label${hint ? ' basil-has-hint' : ''}`}>{label}</div>
       <div className="basil-stat-value">{value}</div>
     </div>
   );

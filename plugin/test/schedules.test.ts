@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { Job, Problem, RebalanceWindow, Schedules } from '../src/api/types';
+import { dateTime } from '../src/shape/format';
+import {
+  everyText,
+  nextRunText,
+  otherProblems,
+  problemsFor,
+  runDuration,
+  triggerText,
+  windowChanges,
+  windowForm,
+  windowText,
+} from '../src/shape/schedules';
+import { fixture } from './helpers';
+
+const JOBS = fixture<Job[]>('jobs.json');
+const WINDOW = fixture<Schedules>('schedules.json').rebalance as RebalanceWindow;
+
+describe('job triggers in words', () => {
+  it('reads the service’s interval triggers', () => {
+    const byId = Object.fromEntries(JOBS.map((j) => [j.id, triggerText(j.trigger).text]));
+    expect(byId.collect).toBe('every 20 s');
+    expect(byId.inventory).toBe('every 5 min');
+    expect(byId.model).toBe('every 1 min');
+  });
+
+  it('keeps only the cron fields that restrict, and the raw trigger for a tooltip', () => {
+    const rebalance = JOBS.find((j) => j.id === 'rebalance');
+    expect(rebalance).toBeDefined();
+    const t = triggerText(rebalance?.trigger);
+    expect(t.text).toBe('cron: day of week sat, hour 2, minute 0');
+    expect(t.raw).toBe(rebalance?.trigger);
+    expect(triggerText("cron[month='*', day='*', hour='*', minute='*']").text).toBe('cron: every minute');
+  });
+
+  it('reads days, odd periods, no trigger and anything else', () => {
+    expect(triggerText('interval[1 day, 2:30:00]').text).toBe('every 1 d 2 h 30 min');
+    expect(triggerText('interval[2 days, 0:00:00]').text).toBe('every 2 d');
+    expect(triggerText('interval[0:00:07.500000]').text).toBe('every 7 s');
+    expect(triggerText(null)).toEqual({ text: 'off', raw: '' });
+    expect(triggerText('date[2026-11-22 10:00:00 UTC]').text).toBe('date[2026-11-22 10:00:00 UTC]');
+    expect(everyText(0)).toBe('—');
+    expect(everyText(3600)).toBe('every 1 h');
+  });
+});
+
+describe('next and last runs', () => {
+  const job = JOBS[0];
+
+  it('gives the next run, or why there is none', () => {
+    expect(nextRunText({ ...job, next_run: '2026-11-22T10:00:00Z' }, true)).toBe(dateTime('2026-11-22T10:00:00Z'));
+    expect(nextRunText({ ...job, next_run: null }, false)).toBe('not scheduled: the scheduler is stopped');
+    expect(nextRunText({ ...job, next_run: null }, null)).toBe('not scheduled');
+    expect(nextRunText({ ...job, enabled: false, next_run: null }, true)).toBe('off in the service’s configuration');
+  });
+
+  it('says how long a finished run took', () => {
+    const run = { started: '2026-11-22T10:00:00.000Z', finished: '2026-11-22T10:00:00.043Z', outcome: 'succeeded', message: '' };
+    expect(runDuration(run)).toBe('0.04 s');
+    expect(runDuration({ ...run, finished: '2026-11-22T10:00:12.400Z' })).toBe('12 s');
+    expect(runDuration({ ...run, finished: '2026-11-22T10:05:00Z' })).toBe('5 min');
+    expect(runDuration({ ...run, finished: null })).toBeNull();
+    expect(runDuration(null)).toBeNull();
+  });
+});
+
+describe('the rebalance window', () => {
+  it('reads in one line, with the next window', () => {
+    const text = windowText(WINDOW);
+    expect(text).toContain(`cron ${WINDOW.cron} (${WINDOW.timezone}) for ${WINDOW.duration}`);
+    expect(text).toContain(`at most ${WINDOW.max_moves} moves and ${WINDOW.max_gb} GB`);
+    expect(text).toContain(`next ${dateTime(WINDOW.next_window?.start)} to ${dateTime(WINDOW.next_window?.end)} your time`);
+    expect(windowText({ ...WINDOW, enabled: false })).toMatch(/^off/);
+  });
+
+  it('sends only the fields that changed, numbers as numbers', () => {
+    const form = windowForm(WINDOW);
+    expect(windowChanges(WINDOW, form)).toEqual({});
+    expect(windowChanges(WINDOW, { ...form, max_moves: ' 12 ', cron: '30 1 * * sun ' })).toEqual({ max_moves: 12, cron: '30 1 * * sun' });
+    expect(windowChanges(WINDOW, { ...form, enabled: false })).toEqual({ enabled: false });
+    // The same number typed differently is no change.
+    expect(windowChanges(WINDOW, { ...form, max_gb: `${WINDOW.max_gb}.0` })).toEqual({});
+  });
+
+  it('sends what is not a number as typed, for the service to name the field', () => {
+    expect(windowChanges(WINDOW, { ...windowForm(WINDOW), max_gb: 'lots' })).toEqual({ max_gb: 'lots' });
+    expect(windowChanges(WINDOW, { ...windowForm(WINDOW), max_moves: '' })).toEqual({ max_moves: '' });
+  });
+
+  it('puts each of the service’s problems on its field, and lists the others', () => {
+    const { problems } = fixture<{ problems: Problem[] }>('window_problems.json');
+    expect(problems.length).toBe(3);
+    for (const field of ['cron', 'timezone', 'duration']) {
+      expect(problemsFor(problems, field)).toEqual(problems.filter((p) => p.field === `.${field}`).map((p) => p.message));
+    }
+    expect(problemsFor(problems, 'max_gb')).toEqual([]);
+    expect(otherProblems(problems)).toEqual([]);
+    expect(otherProblems([...problems, { field: 'speed', message: 'unknown field' }])).toEqual([{ field: 'speed', message: 'unknown field' }]);
+  });
+});
