@@ -4,6 +4,11 @@ It owns the store, one :class:`~basil.app.vcenters.VCenterLink` per vCenter, the
 each, the SRP controller, the plan executor and the one scheduler of the process. Reads return
 JSON-ready dicts in the shapes of the API contract (built in :mod:`basil.app.views`); every action
 is audited with its :class:`~basil.app.actor.Actor`; errors are :mod:`basil.errors` classes.
+
+Reads are served from the inventory as last polled (by the collection job, the inventory job, and
+before and after every move) and from :class:`~basil.app.view_cache.ReadCache`, whose entries are
+rebuilt as soon as what they were built from changed; answers of reads may be shared between callers
+and must not be changed.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -39,6 +44,17 @@ from basil.app.pools import PoolDocument, parse_pool_document
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, candidate_order_problems, run_round
 from basil.app.srp_loop import SrpController
 from basil.app.vcenters import VCenterLink, connection_params
+from basil.app.view_cache import (
+    CONFIG,
+    FITS,
+    PLANS,
+    ROUNDS,
+    SAMPLES,
+    SRP_POOLS,
+    Basis,
+    Generations,
+    ReadCache,
+)
 from basil.config import BasilConfig, VCenterConfig, store_url
 from basil.config.durations import parse_duration
 from basil.config.schema import RebalanceWindowConfig
@@ -49,10 +65,10 @@ from basil.errors import BasilError, ConflictError, NotFoundError, Problem, Vali
 from basil.store import Store, srp_pools
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
-from basil.store.fits import current_datastore_models, current_disk_models
+from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
 from basil.store.retention import apply_retention
-from basil.store.samples import latest_sample_time, roll_up
+from basil.store.samples import DiskRef, latest_sample_time, roll_up
 from basil.vcenter.connection import ConnectionParams
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
@@ -61,8 +77,6 @@ log = logging.getLogger(__name__)
 #: At most this many plans are applied at once (each runs its moves one at a time), so no host ever
 #: sees more than vSphere's 2 concurrent Storage vMotions.
 PLAN_SLOTS = 2
-#: How many recent plans are read for each disk's last move (ping-pong avoidance).
-RECENT_PLANS = 500
 
 
 def config_problems(config: BasilConfig) -> list[Problem]:
@@ -107,6 +121,8 @@ class Service:
         self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
         self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
         self.rounds: dict[str, Round] = {}
+        self.generations = Generations()
+        self.cache = ReadCache()
         self.pod_states: dict[str, dict[str, Any]] = {}
         self._saved_inventory: dict[str, int] = {}
         self._lock = threading.RLock()
@@ -200,29 +216,57 @@ class Service:
         with self.store.read_session() as session:
             return latest_sample_time(session)
 
-    def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
-        inventory = self.inventory(pod.vcenter, refresh=False)
-        with self.store.read_session() as session:
-            disks = current_disk_models(session, pod.vcenter)
-            datastores = current_datastore_models(session, pod.vcenter)
-            recent = plan_store.list_plans(session, pod=pod.name, limit=RECENT_PLANS)
-        last: dict[tuple[str, int], datetime] = {}
-        for plan in recent:
-            for m in plan.moves:
-                if m.state == "succeeded" and m.finished_at is not None:
-                    key = (m.vm, m.disk_key)
-                    if key not in last or m.finished_at > last[key]:
-                        last[key] = m.finished_at
-        iops = {k: s.iops for k, s in self.latest_disks.get(pod.vcenter, {}).items() if s.iops is not None}
-        return build_snapshot(
-            pod,
-            inventory,
-            disk_models=disks,
-            datastore_models=datastores,
-            last_moves=last,
-            now=self.clock(),
-            disk_iops=iops,
+    def basis(
+        self, vcenters: Iterable[str] = (), tables: Sequence[str] = (), state: Sequence[str] = ()
+    ) -> Basis:
+        """What a cached read model is built from, taken before it is built (see :mod:`basil.app.view_cache`):
+        the inventories of *vcenters* as last polled, the store's *tables* and the service's *state*."""
+        return Basis(
+            tuple(self.inventory(vc, refresh=False) for vc in vcenters),
+            self.store.generation(*tables) + self.generations.get(*state),
         )
+
+    def disk_models(self, vcenter: str) -> Mapping[DiskRef, DiskModel]:
+        """The current workload model of every disk of *vcenter* (cached until the next fit)."""
+
+        def build() -> Mapping[DiskRef, DiskModel]:
+            with self.store.read_session() as session:
+                return current_disk_models(session, vcenter)
+
+        return self.cache.get(("disk_models", vcenter), self.basis(tables=FITS), build)
+
+    def datastore_models(self, vcenter: str) -> Mapping[tuple[str, str], DatastoreModel]:
+        """The current device model of every datastore of *vcenter* (cached until the next fit)."""
+
+        def build() -> Mapping[tuple[str, str], DatastoreModel]:
+            with self.store.read_session() as session:
+                return current_datastore_models(session, vcenter)
+
+        return self.cache.get(("datastore_models", vcenter), self.basis(tables=FITS), build)
+
+    def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
+        """The pod as the balancer sees it now (built again only when the inventory, the models, the
+        plans, the newest samples or the configuration changed; ``now`` is always the clock's)."""
+
+        def build() -> PodSnapshot:
+            with self.store.read_session() as session:
+                last = plan_store.last_moves(session, pod.vcenter)
+            latest = self.latest_disks.get(pod.vcenter, {})
+            return build_snapshot(
+                pod,
+                self.inventory(pod.vcenter, refresh=False),
+                disk_models=self.disk_models(pod.vcenter),
+                datastore_models=self.datastore_models(pod.vcenter),
+                last_moves=last,
+                now=self.clock(),
+                disk_iops={k: s.iops for k, s in latest.items() if s.iops is not None},
+            )
+
+        basis = self.basis([pod.vcenter], FITS + PLANS, (SAMPLES, CONFIG))
+        cached = self.cache.get(("pod_snapshot", pod.name), basis, build)
+        # The ping-pong guard compares each disk's last move with the snapshot's time: always now.
+        snapshot = dataclasses.replace(cached.snapshot, now=self.clock().timestamp())
+        return dataclasses.replace(cached, snapshot=snapshot)
 
     def _move_ended(self, move: plan_store.Move) -> None:
         self.counters.inc("basil_moves_total", outcome=move.state)
@@ -276,6 +320,7 @@ class Service:
             with self._lock:
                 self.latest_disks[name].update(outcome.latest_disk)
                 self.latest_hosts[name].update(outcome.latest_host)
+            self.generations.bump(SAMPLES)
             if outcome.latest is not None:
                 link.last_collection = outcome.latest
             self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
@@ -528,6 +573,7 @@ class Service:
         r = run_round(self.store, pod, self.inventory(pod.vcenter, refresh=False), ps, self.clock())
         with self._lock:
             self.rounds[pod.name] = r
+        self.generations.bump(ROUNDS)
         return r
 
     def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]:
@@ -560,7 +606,7 @@ class Service:
                 problems.append(Problem("vm", "must be a VM id"))
             raise_if_problems(problems, "placement request")
             assert isinstance(pod_name, str)
-            pod = self.resolved_pod(pod_name)
+            pod = self.resolved_pod(pod_name, refresh=False)
             ps = self.pod_snapshot(pod)
             req = PlacementRequest(
                 size_gb=numbers["size_gb"],
@@ -585,6 +631,9 @@ class Service:
             except BasilError as err:
                 log.debug("vCenter %s: %s", name, err.message)
         return out
+
+    def _last_inventories(self) -> dict[str, Inventory]:
+        return {name: inv for name, link in self.links.items() if (inv := link.last_inventory) is not None}
 
     def _parse_pool(self, doc: Any, name: str | None = None) -> tuple[PoolDocument | None, list[Problem]]:
         with self.store.read_session() as session:
@@ -640,12 +689,22 @@ class Service:
             )
         self.srp.forget(name)
 
-    def pool_documents(self) -> list[PoolDocument]:
+    def pool_documents(self, refresh: bool = True) -> list[PoolDocument]:
         """Every stored tree, validated against the current inventory (a tree that no longer is valid,
-        say its VM was deleted, is left out and logged)."""
+        say its VM was deleted, is left out and logged). ``refresh=False``: against the inventories as
+        last polled, cached until they, the trees or the configuration change (for the read models)."""
+        if refresh:
+            return self._pool_documents(self._inventories())
+        inventories = self._last_inventories()
+        basis = Basis(
+            tuple(inventories.get(name) for name in self.links),
+            self.store.generation(*SRP_POOLS) + self.generations.get(CONFIG),
+        )
+        return self.cache.get(("pool_documents",), basis, lambda: self._pool_documents(inventories))
+
+    def _pool_documents(self, inventories: Mapping[str, Inventory]) -> list[PoolDocument]:
         with self.store.read_session() as session:
             trees = srp_pools.list_pools(session)
-        inventories = self._inventories()
         docs: list[PoolDocument] = []
         for t in trees:
             parsed, problems = parse_pool_document(
@@ -697,6 +756,7 @@ class Service:
             raise_if_problems(updated.problems(""), "rebalance window")
             schedules = dataclasses.replace(self.config.schedules, rebalance=updated)
             self.config = dataclasses.replace(self.config, schedules=schedules)
+            self.generations.bump(CONFIG)
             if self.scheduler is not None:
                 job_registry.register_jobs(self.scheduler, self.config)
             note.details = {k: str(v) for k, v in values.items()}
