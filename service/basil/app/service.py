@@ -127,6 +127,8 @@ class Service:
         self._saved_inventory: dict[str, int] = {}
         self._lock = threading.RLock()
         self._job_locks = {job_id: threading.Lock() for job_id in job_registry.JOBS}
+        self._requested_runs: dict[str, int] = {}  # job id -> run asked for and not started yet
+        self._running_runs: dict[str, int] = {}  # job id -> run in progress
         self._plan_slots = threading.BoundedSemaphore(PLAN_SLOTS)
         self._runner = ThreadPoolExecutor(max_workers=PLAN_SLOTS, thread_name_prefix="basil-plan")
         self._active_plans: dict[int, Future[Any]] = {}
@@ -138,9 +140,10 @@ class Service:
         """The service for *config*: its store (not migrated), vCenter links (not connected), no scheduler."""
         return cls(config, Store(store_url(config.store)), **kw)
 
-    def start(self, scheduler: bool = True) -> None:
+    def start(self, scheduler: bool = True, periodic: bool = True) -> None:
         """Migrate the store, connect to every vCenter (one that refuses is retried by the jobs), resume
-        plans that were running, and start the one scheduler of this process."""
+        plans that were running, and start the one scheduler of this process: with ``periodic=False``
+        it runs only the jobs asked for (:meth:`trigger_job`), and the store's schedules are left alone."""
         self.store.upgrade()
         with self.store.session() as session:
             abandoned = runs.abandon_running(session)
@@ -156,10 +159,11 @@ class Service:
         self.started_at = datetime.now(UTC)
         self.resume_plans()
         if scheduler:
-            self.scheduler = job_registry.build_scheduler(self.store)
+            self.scheduler = job_registry.build_scheduler(self.store, persistent=periodic)
             job_registry.set_host(self)
             self.scheduler.start(paused=True)
-            job_registry.register_jobs(self.scheduler, self.config)
+            if periodic:
+                job_registry.register_jobs(self.scheduler, self.config)
             self.scheduler.resume()
 
     def shutdown(self, wait: bool = True) -> None:
@@ -169,6 +173,12 @@ class Service:
             self.scheduler.shutdown(wait=wait)
             job_registry.set_host(None)
             self.scheduler = None
+        with self._lock:
+            never_started = list(self._requested_runs.values())
+            self._requested_runs.clear()
+        for run_id in never_started:
+            with self.store.session() as session:
+                runs.finish_run(session, run_id, "failed", "the service stopped before the run started")
         self._runner.shutdown(wait=wait)
         for link in self.links.values():
             link.close()
@@ -273,16 +283,100 @@ class Service:
 
     # --- jobs -------------------------------------------------------------------------------
 
-    def run_job(self, job_id: str) -> dict[str, Any]:
-        """Run one job now, in this thread, recording the run; a job already running is not run twice."""
+    def _known_job(self, job_id: str) -> None:
         if job_id not in job_registry.JOBS:
             raise NotFoundError(f"no job {job_id!r} (jobs: {', '.join(job_registry.JOBS)})")
+
+    def _busy(self, job_id: str) -> str:
+        """Why *job_id* cannot start another run now, or "" (call with ``self._lock`` held)."""
+        running = self._running_runs.get(job_id)
+        if running is not None:
+            return f"job {job_id} is running already" + (f": run {running}" if running > 0 else "")
+        asked = self._requested_runs.get(job_id)
+        if asked is not None:
+            return f"job {job_id} was asked for already: run {asked}"
+        return ""
+
+    def trigger_job(self, job_id: str, actor: Actor) -> dict[str, Any]:
+        """Have this process's scheduler run a job now; answers the run at once, recorded as running.
+
+        The job runs on the scheduler's threads, never the caller's. A job that is running (scheduled
+        or asked for) is not asked for twice: ConflictError names the run to watch instead.
+        """
+        with audited(self.store, actor, "job.run", f"job {job_id}") as note:
+            self._known_job(job_id)
+            scheduler = self.scheduler
+            if scheduler is None or not scheduler.running:
+                raise ConflictError(
+                    "this service runs no scheduler, so it cannot run a job in the background"
+                )
+            with self._lock:
+                busy = self._busy(job_id)
+                if busy:
+                    raise ConflictError(busy)
+                with self.store.session() as session:
+                    run = runs.get_run(session, runs.start_run(session, job_id))
+                self._requested_runs[job_id] = run.id
+            try:
+                job_registry.request_run(scheduler, job_id, run.id)
+            except Exception as err:  # the scheduler stopped meanwhile: the run never starts
+                with self._lock:
+                    self._requested_runs.pop(job_id, None)
+                with self.store.session() as session:
+                    runs.finish_run(session, run.id, "failed", f"the scheduler refused it: {err}")
+                raise ConflictError(
+                    f"the scheduler did not take run {run.id} of job {job_id}: {err}"
+                ) from err
+            note.details = {"run": run.id}
+            note.message = f"run {run.id} of job {job_id} handed to the scheduler"
+            return views.job_run(run)
+
+    def job_runs(self, job_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest runs of a job, newest first."""
+        self._known_job(job_id)
+        with self.store.read_session() as session:
+            return [views.job_run(r) for r in runs.recent_runs(session, job_id, limit=limit)]
+
+    def job_run(self, job_id: str, run_id: int) -> dict[str, Any]:
+        self._known_job(job_id)
+        with self.store.read_session() as session:
+            run = runs.get_run(session, run_id)
+        if run.job_id != job_id:
+            raise NotFoundError(f"job run {run_id} is a run of {run.job_id}, not of {job_id}")
+        return views.job_run(run)
+
+    def run_job(self, job_id: str, run_id: int | None = None) -> dict[str, Any]:
+        """Run one job now, in this thread, recording the run; a job already running is not run twice.
+
+        Without *run_id* (the schedules, the command line, tests) a job that is running or asked for
+        raises ConflictError. With the *run_id* :meth:`trigger_job` recorded, the run waits for a
+        scheduled run that got in first, then runs.
+        """
+        self._known_job(job_id)
         lock = self._job_locks[job_id]
-        if not lock.acquire(blocking=False):
-            raise ConflictError(f"job {job_id} is running already")
+        if run_id is None:
+            with self._lock:  # trigger_job checks the same state under the same lock
+                busy = self._busy(job_id)
+                if busy or not lock.acquire(blocking=False):
+                    raise ConflictError(busy or f"job {job_id} is running already")
+                self._running_runs[job_id] = 0  # its run id follows in a moment
+        else:
+            lock.acquire()
+            with self._lock:
+                given_up = self._requested_runs.get(job_id) != run_id
+                if not given_up:
+                    del self._requested_runs[job_id]
+                    self._running_runs[job_id] = run_id
+            if given_up:  # the service stopped meanwhile and recorded why the run never started
+                lock.release()
+                with self.store.read_session() as session:
+                    return views.job_run(runs.get_run(session, run_id))
         try:
-            with self.store.session() as session:
-                run_id = runs.start_run(session, job_id)
+            if run_id is None:
+                with self.store.session() as session:
+                    run_id = runs.start_run(session, job_id)
+                with self._lock:
+                    self._running_runs[job_id] = run_id
             started = time.monotonic()
             outcome: runs.Outcome = "succeeded"
             message = ""
@@ -303,6 +397,8 @@ class Service:
             self.counters.observe_job(job_id, outcome, time.monotonic() - started)
             return views.job_run(run)
         finally:
+            with self._lock:
+                self._running_runs.pop(job_id, None)
             lock.release()
 
     def _job_collect(self) -> dict[str, Any]:

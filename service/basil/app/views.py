@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from basil import __version__
-from basil.app.jobs import JOBS
+from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore
 from basil.app.recommendation import Round
 from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
@@ -723,8 +723,9 @@ def job_run(r: runs.JobRun) -> dict[str, Any]:
 def jobs(svc: Service) -> list[dict[str, Any]]:
     with svc.store.read_session() as session:
         last = runs.last_runs(session)
-    scheduled = {j.id: j for j in svc.scheduler.get_jobs()} if svc.scheduler is not None else {}
-    from basil.app.jobs import triggers  # noqa: PLC0415
+    scheduled = (
+        {j.id: j for j in svc.scheduler.get_jobs(jobstore=SCHEDULED)} if svc.scheduler is not None else {}
+    )
 
     configured = triggers(svc.config)
     out = []
