@@ -63,6 +63,7 @@ class VCenterLink:
         self.last_error = ""
         self.last_error_at: datetime | None = None
         self.last_collection: datetime | None = None  # vCenter time of the newest sample collected
+        self.instance_uuid: str | None = None  # vCenter's instance UUID, known once connected
         self.errors = 0  # vCenter errors seen (for the metrics)
 
     @property
@@ -84,6 +85,7 @@ class VCenterLink:
                 self._failed(err)
                 raise
             self.conn, self._watcher = conn, watcher
+            self.instance_uuid = conn.instance_uuid or None
             self._collector = PerfCollector(conn)
             self.last_error = ""
 

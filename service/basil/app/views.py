@@ -162,6 +162,9 @@ def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
     return {
         "name": pod.name,
         "vcenter": pod.vcenter,
+        # The StoragePod's id (as datastore ids are written) when the pod is a datastore cluster: the
+        # plugin's tab on a datastore cluster finds its pod by it.
+        "storage_pod": svc.ids.object_id(pod.vcenter, pod.storage_pod) if pod.storage_pod else None,
         "mode": pod.config.mode,
         "imbalance": _finite(state["imbalance"]) if state else None,
         "threshold": balance.imbalance_threshold,
@@ -788,6 +791,7 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "server": link.config.server,
+                "instance_uuid": link.instance_uuid,
                 "connected": link.connected,
                 "last_collection": iso(link.last_collection),
                 "last_error": link.last_error or None,
