@@ -41,7 +41,7 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
-from basil.app.recommendation import PodSnapshot, Round, build_snapshot, candidate_order_problems, run_round
+from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
 from basil.app.vcenters import VCenterLink, connection_params
 from basil.app.view_cache import (
@@ -79,14 +79,6 @@ log = logging.getLogger(__name__)
 PLAN_SLOTS = 2
 
 
-def config_problems(config: BasilConfig) -> list[Problem]:
-    """What the application cannot do with an otherwise valid configuration."""
-    found: list[Problem] = []
-    for i, pod in enumerate(config.pods):
-        found += candidate_order_problems(pod.balance, f"pods[{i}].balance")
-    return found
-
-
 class Service:
     """Basil's application layer; see the module doc. Thread-safe: the API calls it from many threads."""
 
@@ -100,7 +92,6 @@ class Service:
         with_tags: bool = True,
     ) -> None:
         config.validate()
-        raise_if_problems(config_problems(config), "configuration")
         self.config = config
         self.store = store
         self.clock = clock
