@@ -73,6 +73,14 @@ def test_a_run_is_found_only_under_its_own_job(api_env: ApiEnv) -> None:
     assert api_env.get(f"/api/v1/jobs/collect/runs/{run['id']}").status_code == 404
 
 
+def test_a_scheduler_for_asked_runs_only_never_takes_up_the_schedules(api_env: ApiEnv) -> None:
+    # Changing the rebalance window re-registers the schedules, but only where they run.
+    resp = api_env.put("/api/v1/schedules/rebalance", role="admin", json={"max_moves": 6})
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    jobs = api_env.get("/api/v1/jobs").get_json()
+    assert {j["id"]: j["next_run"] for j in jobs} == dict.fromkeys(job_registry.JOBS)
+
+
 def test_without_a_scheduler_a_run_is_refused(api_env: ApiEnv) -> None:
     service = Service.from_config(api_env.config)  # not started: no scheduler
     try:

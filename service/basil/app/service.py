@@ -108,6 +108,7 @@ class Service:
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()
         self.scheduler: BackgroundScheduler | None = None
+        self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
         self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
         self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
@@ -150,6 +151,7 @@ class Service:
         self.started_at = datetime.now(UTC)
         self.resume_plans()
         if scheduler:
+            self.periodic = periodic
             self.scheduler = job_registry.build_scheduler(self.store, persistent=periodic)
             job_registry.set_host(self)
             self.scheduler.start(paused=True)
@@ -844,7 +846,7 @@ class Service:
             schedules = dataclasses.replace(self.config.schedules, rebalance=updated)
             self.config = dataclasses.replace(self.config, schedules=schedules)
             self.generations.bump(CONFIG)
-            if self.scheduler is not None:
+            if self.scheduler is not None and self.periodic:
                 job_registry.register_jobs(self.scheduler, self.config)
             note.details = {k: str(v) for k, v in values.items()}
         return views.schedules(self)
