@@ -15,7 +15,7 @@ queries, and plans created and cancelled). Prints, per rate, the achieved rate, 
 overall and per endpoint.
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
-        [--rates 10,25,50] [--seconds 30] [--clients 16]
+        [--rates 10,50,100,200] [--seconds 30] [--clients 16]
 """
 
 from __future__ import annotations
@@ -322,7 +322,7 @@ def main() -> int:
     parser.add_argument("--vms", type=int, default=150)
     parser.add_argument("--plans", type=int, default=2000)
     parser.add_argument("--audit", type=int, default=10_000)
-    parser.add_argument("--rates", default="10,25,50")
+    parser.add_argument("--rates", default="10,50,100,200")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=16)
     args = parser.parse_args()

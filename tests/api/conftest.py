@@ -4,6 +4,7 @@ and one API token per role. Everything is real but the HTTP transport (Flask's t
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +38,25 @@ class ApiEnv:
     config: BasilConfig
 
     def run_jobs(self, *jobs: str) -> None:
-        """Run jobs through the API, in order, as an admin would (the scheduler is off in these tests)."""
+        """Run jobs through the API, one after the other, as an admin would (the scheduler runs only
+        what it is asked in these tests), each followed until it ended."""
         for job in jobs:
             resp = self.post(f"/api/v1/jobs/{job}/run", role="admin")
+            assert resp.status_code == 202, resp.get_data(as_text=True)
+            run = self.wait_for_run(resp.headers["Location"])
+            assert run["outcome"] in ("succeeded", "skipped"), run
+
+    def wait_for_run(self, location: str, timeout_s: float = 300.0) -> dict[str, Any]:
+        """GET a job run until it is no longer running."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            resp = self.get(location)
             assert resp.status_code == 200, resp.get_data(as_text=True)
-            assert resp.get_json()["outcome"] in ("succeeded", "skipped"), resp.get_json()
+            run: dict[str, Any] = resp.get_json()
+            if run["outcome"] != "running":
+                return run
+            assert time.monotonic() < deadline, f"{location} still running after {timeout_s:g} s"
+            time.sleep(0.05)
 
     def recommendation(self) -> dict[str, Any]:
         """A fresh recommendation for the pod, after collecting and modelling what the lab has run."""
@@ -94,12 +109,12 @@ def api_lab() -> Iterator[LabProcess]:
 
 @pytest.fixture(scope="module")
 def api_env(api_lab: LabProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiEnv]:
-    """A Service started without its scheduler (the tests run jobs through the API), fresh per module."""
+    """A Service whose scheduler runs only the jobs the tests ask for through the API, fresh per module."""
     os.environ[PASSWORD_ENV] = api_lab.password
     api_lab.reset()
     config = lab_config(api_lab, tmp_path_factory.mktemp("api") / "basil.db")
     service = Service.from_config(config)
-    service.start(scheduler=False)
+    service.start(periodic=False)
     tokens: dict[str, str] = {}
     with service.store.session() as session:
         for role in ROLES:

@@ -100,6 +100,9 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
     pool = api_env.post("/api/v1/pools", json={**POOL, "name": "schema-pool"})
     assert pool.status_code == 201, pool.get_data(as_text=True)
     move = recommendation["moves"][0]
+    job_run = api_env.post("/api/v1/jobs/inventory/run", role="admin")
+    assert job_run.status_code == 202, job_run.get_data(as_text=True)
+    api_env.wait_for_run(job_run.headers["Location"])
     pod = api_env.get("/api/v1/pods/basil").get_json()
     datastore = pod["datastores"][0]["id"]
     checked = {
@@ -121,6 +124,8 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
         "/api/v1/pools/schema-pool": "/api/v1/pools/{name}",
         "/api/v1/pools/schema-pool/entitlements": "/api/v1/pools/{name}/entitlements",
         "/api/v1/jobs": "/api/v1/jobs",
+        "/api/v1/jobs/inventory/runs": "/api/v1/jobs/{id}/runs",
+        job_run.headers["Location"]: "/api/v1/jobs/{id}/runs/{run}",
         "/api/v1/schedules": "/api/v1/schedules",
         "/api/v1/audit": "/api/v1/audit",
         "/api/v1/tokens": "/api/v1/tokens",
@@ -134,12 +139,7 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
             201,
             api_env.post("/api/v1/pods/basil/recommendations").get_json(),
         ),
-        (
-            "post",
-            "/api/v1/jobs/{id}/run",
-            200,
-            api_env.post("/api/v1/jobs/inventory/run", role="admin").get_json(),
-        ),
+        ("post", "/api/v1/jobs/{id}/run", 202, job_run.get_json()),
         (
             "post",
             "/api/v1/plans/{id}/cancel",

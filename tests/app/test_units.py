@@ -11,9 +11,10 @@ from basil.app.ids import IdSpace
 from basil.app.jobs import JOBS, triggers
 from basil.app.metrics import Metrics
 from basil.app.planner import Budget
-from basil.app.recommendation import balancer_params, candidate_order_problems
+from basil.app.recommendation import balancer_params
 from basil.config import BalanceConfig, BasilConfig
-from basil.errors import NotFoundError, ValidationError
+from basil.core.params import CANDIDATE_ORDERS
+from basil.errors import NotFoundError
 from basil.vcenter.types import DiskSample, HostDatastoreSample
 
 T = datetime(2026, 1, 1, tzinfo=UTC)
@@ -98,15 +99,9 @@ def test_budget_counts_moves_and_gb() -> None:
     assert "moves" in b.allows(1)
 
 
-def test_candidate_orders_map_onto_the_balancer() -> None:
-    assert (
-        balancer_params(BalanceConfig(candidate_order="iops_per_load")).candidate_order == "least_disturbance"
-    )
-    assert candidate_order_problems(BalanceConfig(candidate_order="load"), "pods[0].balance")[0].field == (
-        "pods[0].balance.candidate_order"
-    )
-    with pytest.raises(ValidationError):
-        balancer_params(BalanceConfig(candidate_order="load"))
+@pytest.mark.parametrize("order", CANDIDATE_ORDERS)
+def test_the_configured_candidate_order_is_the_balancers(order: str) -> None:
+    assert balancer_params(BalanceConfig(candidate_order=order)).candidate_order == order
 
 
 def test_metrics_text_is_prometheus_exposition() -> None:

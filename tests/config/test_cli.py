@@ -21,6 +21,19 @@ def test_check_reports_every_problem_and_exits_non_zero(tmp_path: Path) -> None:
         assert words in done.output
 
 
+def test_check_names_a_candidate_order_the_balancer_does_not_have(tmp_path: Path) -> None:
+    path = tmp_path / "basil.yaml"
+    path.write_text(
+        "vcenters: [{name: lab, server: 'localhost:8989', user: u, password_env: LAB_PW}]\n"
+        "pods: [{name: p, vcenter: lab, tag: basil/p, balance: {candidate_order: load}}]\n",
+        encoding="utf-8",
+    )
+    done = CliRunner().invoke(main, ["config", "check", "--config", str(path)], env={"LAB_PW": "pw"})
+    assert done.exit_code == 1
+    assert "pods[0].balance.candidate_order" in done.output
+    assert "'load' is not a candidate order: use one of load_per_gb, least_disturbance" in done.output
+
+
 def test_check_passes_and_runtime_secrets_are_checked(tmp_path: Path) -> None:
     path = tmp_path / "basil.yaml"
     path.write_text(

@@ -36,7 +36,8 @@ pods:
     vcenter: vc-east
     datastore_cluster: GoldCluster
     mode: automatic
-    balance: {imbalance_threshold: 0.2, max_moves: 4, candidate_order: iops_per_load, on_move_failure: stop}
+    balance:
+      {imbalance_threshold: 0.2, max_moves: 4, candidate_order: least_disturbance, on_move_failure: stop}
   - name: silver
     vcenter: vc-west
     datastores: [ds1, ds2, ds3]
@@ -89,7 +90,7 @@ def test_basil_config_variable_names_the_file(tmp_path: Path) -> None:
 def test_full_file(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, FULL), env={})
     assert [vc.name for vc in config.vcenters] == ["vc-east", "vc-west"]
-    assert config.pods[0].balance.candidate_order == "iops_per_load"
+    assert config.pods[0].balance.candidate_order == "least_disturbance"
     assert config.pods[0].balance.on_move_failure == "stop"
     assert config.pods[1].datastores == ("ds1", "ds2", "ds3")
     assert config.pods[2].tag == "basil/balanced"
@@ -262,3 +263,19 @@ def test_document_round_trips_and_holds_no_secret(tmp_path: Path) -> None:
     text = yaml.safe_dump(to_document(config))
     assert load_config(write(tmp_path, text), env={}) == config
     assert "VC_EAST_PASSWORD" in text  # the variable's name, never its value
+
+
+@pytest.mark.parametrize(
+    ("order", "hint"),
+    [
+        pytest.param("load", "", id="never-implemented"),
+        pytest.param("iops_per_load", "now called 'least_disturbance'", id="renamed"),
+    ],
+)
+def test_candidate_order_is_one_of_the_balancers(tmp_path: Path, order: str, hint: str) -> None:
+    pods = f"pods: [{{name: p, vcenter: lab, tag: a/b, balance: {{candidate_order: {order}}}}}]\n"
+    found = problems_of(write(tmp_path, pods))
+    message = found["pods[0].balance.candidate_order"]
+    assert f"'{order}' is not a candidate order" in message
+    assert "load_per_gb, least_disturbance" in message
+    assert hint in message

@@ -52,10 +52,10 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 
 class ManualService(Service):
-    """The service without its scheduler: the tests run the jobs (collect, model, srp) themselves."""
+    """The service whose scheduler runs only what the tests ask for through the API (collect, model, srp)."""
 
-    def start(self, scheduler: bool = False) -> None:
-        super().start(scheduler=False)
+    def start(self, scheduler: bool = True, periodic: bool = False) -> None:
+        super().start(scheduler=True, periodic=False)
 
 
 def free_port() -> int:
@@ -88,7 +88,13 @@ class Basil:
         return resp.json() if resp.content else None
 
     def run_job(self, job: str) -> None:
-        run = self.api("POST", f"/jobs/{job}/run")
+        """Ask the service's scheduler to run *job* and follow the run until it ends."""
+        run = self.api("POST", f"/jobs/{job}/run", expect=202)
+        deadline = time.monotonic() + 300
+        while run["outcome"] == "running":
+            assert time.monotonic() < deadline, f"run {run['id']} of job {job} did not end"
+            time.sleep(0.1)
+            run = self.api("GET", f"/jobs/{job}/runs/{run['id']}")
         assert run["outcome"] in ("succeeded", "skipped"), run
 
     def collect(self, cycles: int, pause_s: float = 0.5) -> None:

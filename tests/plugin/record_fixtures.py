@@ -34,7 +34,7 @@ def main() -> int:
     with LabProcess.start(scenario, speed=120) as lab, tempfile.TemporaryDirectory() as tmp:
         os.environ[PASSWORD_ENV] = lab.password
         service = Service.from_config(lab_config(lab, Path(tmp) / "basil.db"))
-        service.start(scheduler=False)
+        service.start(periodic=False)
         try:
             with service.store.session() as session:
                 token, _ = create_token(session, "fixtures", "admin", created_by="record_fixtures")
@@ -47,6 +47,13 @@ def main() -> int:
                 assert resp.status_code == expect, (method, path, resp.status_code, answer)
                 return resp.get_json()
 
+            def run_job(job: str) -> None:
+                run = call("POST", f"/jobs/{job}/run", expect=202)
+                while run["outcome"] == "running":
+                    time.sleep(0.1)
+                    run = call("GET", f"/jobs/{job}/runs/{run['id']}")
+                assert run["outcome"] in ("succeeded", "skipped"), run
+
             def save(name: str, value: Any) -> Any:
                 text = json.dumps(value, indent=1, ensure_ascii=False) + "\n"
                 (OUT / name).write_text(text, encoding="utf-8")
@@ -54,9 +61,9 @@ def main() -> int:
 
             for _ in range(4):  # several model fits: history and disk-model series with more than one point
                 for _ in range(3):
-                    call("POST", "/jobs/collect/run")
+                    run_job("collect")
                     time.sleep(0.6)
-                call("POST", "/jobs/model/run")
+                run_job("model")
 
             save("vcenters.json", call("GET", "/vcenters"))
             pods = save("pods.json", call("GET", "/pods"))
@@ -93,7 +100,7 @@ def main() -> int:
             }
             save("pool_problems.json", call("POST", "/pools/validate", bad_tree))
             call("POST", "/pools", tree, expect=201)
-            call("POST", "/jobs/srp/run")
+            run_job("srp")
             save("pools.json", call("GET", "/pools"))
             save("entitlements.json", call("GET", "/pools/gold-tier/entitlements"))
             vm = save("vm.json", call("GET", f"/vms/{vm_id}"))

@@ -20,6 +20,7 @@ from basil.store.plans import (
     finish_plan,
     get_plan,
     last_moved,
+    last_moves,
     list_plans,
     prune_plans,
     resumable_plans,
@@ -71,6 +72,8 @@ def test_a_plan_runs_to_success_and_records_each_move(store: Store) -> None:
     with store.read_session() as session:
         assert last_moved(session, "vc", "vm-1", 2000) == NOW + timedelta(minutes=5)
         assert last_moved(session, "vc", "vm-1", 2001) is None
+        assert last_moves(session, "vc") == {("vm-1", 2000): NOW + timedelta(minutes=5)}
+        assert last_moves(session, "other-vc") == {}
 
 
 @pytest.mark.parametrize("state", sorted(PLAN_TRANSITIONS))
@@ -230,3 +233,13 @@ def test_prune_only_finished_plans(store: Store) -> None:
     with store.session() as session:
         assert prune_plans(session, NOW + timedelta(days=1)) == 1
         assert [p.id for p in list_plans(session)] == [keep.id]
+
+
+def test_last_moves_keeps_each_disks_latest_success(store: Store) -> None:
+    for minutes, outcome in ((5, "succeeded"), (30, "succeeded"), (60, "failed")):
+        plan = running_plan(store, moves=1)
+        with store.session() as session:
+            start_move(session, plan.moves[0].id, now=NOW)
+            finish_move(session, plan.moves[0].id, outcome, now=NOW + timedelta(minutes=minutes))
+    with store.read_session() as session:
+        assert last_moves(session, "vc") == {("vm-1", 2000): NOW + timedelta(minutes=30)}

@@ -132,6 +132,9 @@ def test_job_runs(store: Store) -> None:
         assert last["collect"].details == {"samples": 9200}
         assert last["model"].id == dangling
         assert last["model"].outcome == "failed"
+        assert job_runs.get_run(session, run).message == "9200 samples"
+        with pytest.raises(NotFoundError):
+            job_runs.get_run(session, dangling + 1)
 
 
 def test_audit(store: Store) -> None:

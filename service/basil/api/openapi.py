@@ -22,6 +22,7 @@ _AUTOMATIC_METHODS = {"HEAD", "OPTIONS"}
 _STATUS_TEXT = {
     200: "OK",
     201: "Created",
+    202: "Accepted: it runs in the background; the Location header says where to follow it",
     204: "No content",
     400: "Invalid request: every problem is listed with its field",
     401: "Not authenticated",
@@ -81,6 +82,10 @@ def _operation_object(op: Operation, names: dict[int, str]) -> dict[str, Any]:
             "content": {"application/json": {"schema": _schema(op.body, names)}},
         }
     success: dict[str, Any] = {"description": _STATUS_TEXT.get(op.status, "OK")}
+    if op.headers:
+        success["headers"] = {
+            name: {"description": text, "schema": {"type": "string"}} for name, text in op.headers.items()
+        }
     if op.status != 204 and op.response is not None:
         success["content"] = {op.media_type: {"schema": _schema(op.response, names)}}
     responses: dict[str, Any] = {str(op.status): success}

@@ -49,6 +49,8 @@ class Operation:
     action: str = ""
     target: str = ""
     media_type: str = "application/json"
+    # Headers of the success answer, by name: their description (e.g. Location of a 202's resource).
+    headers: Mapping[str, str] = field(default_factory=dict)
     endpoint: str = ""
     prefix: str = ""
 
@@ -87,6 +89,7 @@ def operation(
     action: str = "",
     target: str = "",
     media_type: str = "application/json",
+    headers: Mapping[str, str] | None = None,
 ) -> Callable[[View], View]:
     """Register the decorated function as *method* *path* on *bp* and record its :class:`Operation`."""
     if role is not None and role not in ROLE_RANK:
@@ -110,6 +113,7 @@ def operation(
             action=action,
             target=target,
             media_type=media_type,
+            headers=dict(headers or {}),
             endpoint=endpoint,
             prefix=bp.url_prefix or "",
         )

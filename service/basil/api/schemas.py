@@ -374,7 +374,11 @@ JOB_RUN: Schema = {
         "job": STRING,
         "started": N_TIME,
         "finished": N_TIME,
-        "outcome": {"type": "string", "description": "succeeded, failed or skipped"},
+        "outcome": {
+            "type": "string",
+            "enum": ["running", "succeeded", "failed", "skipped"],
+            "description": "running from the moment a run is accepted until it ends",
+        },
         "message": N_STRING,
         "details": OBJECT,
     },

@@ -9,6 +9,11 @@ scheduler only holds a picklable reference to :func:`run` and the job's id.
 
 APScheduler 3 cannot share a job store between processes: only the process that serves the API
 runs a scheduler (``basil serve``), never a second one beside it.
+
+A run asked for through the API (:meth:`~basil.app.service.Service.trigger_job`) is a one-off job of
+the same scheduler, in a job store kept in memory (it is not worth resuming after a restart), that
+runs at once on the scheduler's own threads with the id of the run already recorded. A scheduled run
+that fires while a run of the same job is running or asked for is skipped: the two are coalesced.
 """
 
 from __future__ import annotations
@@ -16,16 +21,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from basil.config import BasilConfig
+from basil.errors import ConflictError
 from basil.store import Store
 
 log = logging.getLogger(__name__)
@@ -62,10 +70,15 @@ JOBS: Mapping[str, JobSpec] = {
 }
 
 
+#: The scheduler's job stores: the configured schedules (in the store) and the runs asked for (in memory).
+SCHEDULED = "default"
+REQUESTED = "requested"
+
+
 class JobHost(Protocol):
     """What the scheduled jobs call: the service of this process."""
 
-    def run_job(self, job_id: str) -> Any: ...
+    def run_job(self, job_id: str, run_id: int | None = None) -> Any: ...
 
 
 _host: JobHost | None = None
@@ -83,7 +96,32 @@ def run(job_id: str) -> None:
     if host is None:
         log.warning("job %s fired with no service in this process; ignored", job_id)
         return
-    host.run_job(job_id)
+    try:
+        host.run_job(job_id)
+    except ConflictError as err:
+        log.info("scheduled run of job %s skipped: %s", job_id, err.message)
+
+
+def run_requested(job_id: str, run_id: int) -> None:
+    """The callable of a run asked for: runs the job under the run already recorded as *run_id*."""
+    host = _host
+    if host is None:
+        log.warning("run %d of job %s was asked for with no service in this process; ignored", run_id, job_id)
+        return
+    host.run_job(job_id, run_id)
+
+
+def request_run(scheduler: BackgroundScheduler, job_id: str, run_id: int) -> None:
+    """Have *scheduler* run *job_id* now, on its own threads, as run *run_id*."""
+    scheduler.add_job(
+        run_requested,
+        trigger=DateTrigger(run_date=datetime.now(UTC)),
+        args=[job_id, run_id],
+        id=f"{job_id}@run-{run_id}",
+        name=f"{JOBS[job_id].name} (asked for, run {run_id})",
+        jobstore=REQUESTED,
+        misfire_grace_time=None,  # however busy the scheduler is, a run asked for runs
+    )
 
 
 def triggers(config: BasilConfig) -> dict[str, Any]:
@@ -121,10 +159,16 @@ def misfire_grace(config: BasilConfig, job_id: str) -> int:
     return max(5, int(period))
 
 
-def build_scheduler(store: Store, workers: int = 6) -> BackgroundScheduler:
-    """The process's scheduler over the store's job table (not started)."""
+def build_scheduler(store: Store, workers: int = 6, persistent: bool = True) -> BackgroundScheduler:
+    """The process's scheduler over the store's job table (not started); ``persistent=False`` keeps the
+    schedules in memory, leaving the store's table alone (a service that runs only what it is asked)."""
+    scheduled = (
+        SQLAlchemyJobStore(engine=store.engine, tablename="apscheduler_jobs")
+        if persistent
+        else MemoryJobStore()
+    )
     return BackgroundScheduler(
-        jobstores={"default": SQLAlchemyJobStore(engine=store.engine, tablename="apscheduler_jobs")},
+        jobstores={SCHEDULED: scheduled, REQUESTED: MemoryJobStore()},
         executors={"default": ThreadPoolExecutor(max_workers=workers)},
         job_defaults={"coalesce": True, "max_instances": 1},
         timezone="UTC",
@@ -134,9 +178,9 @@ def build_scheduler(store: Store, workers: int = 6) -> BackgroundScheduler:
 def register_jobs(scheduler: BackgroundScheduler, config: BasilConfig) -> list[str]:
     """Add (or replace) every configured job by its explicit id; remove jobs the configuration turned off."""
     wanted = triggers(config)
-    for job in scheduler.get_jobs():
+    for job in scheduler.get_jobs(jobstore=SCHEDULED):
         if job.id not in wanted:
-            scheduler.remove_job(job.id)
+            scheduler.remove_job(job.id, jobstore=SCHEDULED)
     for job_id, trigger in wanted.items():
         spec = JOBS[job_id]
         scheduler.add_job(
@@ -145,6 +189,7 @@ def register_jobs(scheduler: BackgroundScheduler, config: BasilConfig) -> list[s
             args=[job_id],
             id=job_id,
             name=spec.name,
+            jobstore=SCHEDULED,
             replace_existing=True,
             coalesce=True,
             max_instances=1,

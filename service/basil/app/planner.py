@@ -432,6 +432,12 @@ class PlanExecutor:
             self._record(move, "failed", err.message)
             return False
         result = report.results[0]
+        try:
+            # The read models serve the last polled inventory: poll now, so the disk shows where it is
+            # before the move is recorded as ended.
+            link.inventory()
+        except VCenterError as err:
+            log.debug("inventory after move %d: %s", move.id, err.message)
         if self.after_task is not None:
             self.after_task(move)
         if result.state == "succeeded":

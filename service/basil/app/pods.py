@@ -20,6 +20,7 @@ class ResolvedPod:
     config: PodConfig
     datastores: tuple[str, ...]
     missing: tuple[str, ...] = ()  # what the configuration names and vCenter does not have
+    storage_pod: str | None = None  # the datastore cluster's moid, for a pod configured as one
 
     @property
     def name(self) -> str:
@@ -34,6 +35,7 @@ def resolve_pod(pod: PodConfig, inventory: Inventory) -> ResolvedPod:
     """The datastores *pod* means in *inventory*."""
     found: set[str] = set()
     missing: list[str] = []
+    storage_pod: str | None = None
     if pod.datastore_cluster:
         cluster = next(
             (p for p in inventory.pods.values() if pod.datastore_cluster in (p.name, p.moid)),
@@ -42,6 +44,7 @@ def resolve_pod(pod: PodConfig, inventory: Inventory) -> ResolvedPod:
         if cluster is None:
             missing.append(f"datastore cluster {pod.datastore_cluster}")
         else:
+            storage_pod = cluster.moid
             found.update(ds for ds in cluster.datastores if ds in inventory.datastores)
     elif pod.datastores:
         by_name = {ds.name: ds.moid for ds in inventory.datastores.values()}
@@ -56,7 +59,7 @@ def resolve_pod(pod: PodConfig, inventory: Inventory) -> ResolvedPod:
         if not tagged:
             missing.append(f"datastores tagged {pod.tag}")
         found.update(tagged)
-    return ResolvedPod(pod, tuple(sorted(found)), tuple(missing))
+    return ResolvedPod(pod, tuple(sorted(found)), tuple(missing), storage_pod)
 
 
 def pod_of_datastore(pods: list[ResolvedPod], vcenter: str, datastore: str) -> ResolvedPod | None:

@@ -25,10 +25,9 @@ from typing import Any
 from basil.app.pods import ResolvedPod
 from basil.config import BalanceConfig
 from basil.core.balancer import recommend
-from basil.core.params import ORDER_LEAST_DISTURBANCE, ORDER_LOAD_PER_GB, BalancerParams
+from basil.core.params import BalancerParams
 from basil.core.plan import Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
-from basil.errors import Problem, raise_if_problems
 from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
@@ -40,30 +39,16 @@ log = logging.getLogger(__name__)
 ANTI_AFFINITY_CATEGORY = "basil-anti-affinity"
 GB = 2**30
 
-# The configuration's candidate orders, as the balancer names them (BASIL §5).
-CANDIDATE_ORDERS = {"load_per_gb": ORDER_LOAD_PER_GB, "iops_per_load": ORDER_LEAST_DISTURBANCE}
-
-
-def candidate_order_problems(balance: BalanceConfig, path: str) -> list[Problem]:
-    if balance.candidate_order not in CANDIDATE_ORDERS:
-        return [
-            Problem(
-                f"{path}.candidate_order",
-                f"{balance.candidate_order!r} is not implemented by the balancer; "
-                f"use {' or '.join(CANDIDATE_ORDERS)}",
-            )
-        ]
-    return []
-
 
 def balancer_params(balance: BalanceConfig) -> BalancerParams:
-    raise_if_problems(candidate_order_problems(balance, "balance"), "pod balance options")
+    """The balancer's parameters for a pod; the configuration names candidate orders as the balancer
+    does, and the balancer validates its parameters itself (as placement does)."""
     return BalancerParams(
         imbalance_threshold=balance.imbalance_threshold,
         max_moves=int(balance.max_moves),
         max_gb=float(balance.max_gb),
         space_headroom_pct=balance.space_headroom_pct,
-        candidate_order=CANDIDATE_ORDERS[balance.candidate_order],
+        candidate_order=balance.candidate_order,
         ping_pong_hours=balance.ping_pong_hours,
     )
 

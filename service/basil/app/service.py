@@ -4,6 +4,11 @@ It owns the store, one :class:`~basil.app.vcenters.VCenterLink` per vCenter, the
 each, the SRP controller, the plan executor and the one scheduler of the process. Reads return
 JSON-ready dicts in the shapes of the API contract (built in :mod:`basil.app.views`); every action
 is audited with its :class:`~basil.app.actor.Actor`; errors are :mod:`basil.errors` classes.
+
+Reads are served from the inventory as last polled (by the collection job, the inventory job, and
+before and after every move) and from :class:`~basil.app.view_cache.ReadCache`, whose entries are
+rebuilt as soon as what they were built from changed; answers of reads may be shared between callers
+and must not be changed.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -36,9 +41,20 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
-from basil.app.recommendation import PodSnapshot, Round, build_snapshot, candidate_order_problems, run_round
+from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
 from basil.app.vcenters import VCenterLink, connection_params
+from basil.app.view_cache import (
+    CONFIG,
+    FITS,
+    PLANS,
+    ROUNDS,
+    SAMPLES,
+    SRP_POOLS,
+    Basis,
+    Generations,
+    ReadCache,
+)
 from basil.config import BasilConfig, VCenterConfig, store_url
 from basil.config.durations import parse_duration
 from basil.config.schema import RebalanceWindowConfig
@@ -49,10 +65,10 @@ from basil.errors import BasilError, ConflictError, NotFoundError, Problem, Vali
 from basil.store import Store, srp_pools
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
-from basil.store.fits import current_datastore_models, current_disk_models
+from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
 from basil.store.retention import apply_retention
-from basil.store.samples import latest_sample_time, roll_up
+from basil.store.samples import DiskRef, latest_sample_time, roll_up
 from basil.vcenter.connection import ConnectionParams
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
@@ -61,16 +77,6 @@ log = logging.getLogger(__name__)
 #: At most this many plans are applied at once (each runs its moves one at a time), so no host ever
 #: sees more than vSphere's 2 concurrent Storage vMotions.
 PLAN_SLOTS = 2
-#: How many recent plans are read for each disk's last move (ping-pong avoidance).
-RECENT_PLANS = 500
-
-
-def config_problems(config: BasilConfig) -> list[Problem]:
-    """What the application cannot do with an otherwise valid configuration."""
-    found: list[Problem] = []
-    for i, pod in enumerate(config.pods):
-        found += candidate_order_problems(pod.balance, f"pods[{i}].balance")
-    return found
 
 
 class Service:
@@ -86,7 +92,6 @@ class Service:
         with_tags: bool = True,
     ) -> None:
         config.validate()
-        raise_if_problems(config_problems(config), "configuration")
         self.config = config
         self.store = store
         self.clock = clock
@@ -103,14 +108,19 @@ class Service:
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()
         self.scheduler: BackgroundScheduler | None = None
+        self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
         self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
         self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
         self.rounds: dict[str, Round] = {}
+        self.generations = Generations()
+        self.cache = ReadCache()
         self.pod_states: dict[str, dict[str, Any]] = {}
         self._saved_inventory: dict[str, int] = {}
         self._lock = threading.RLock()
         self._job_locks = {job_id: threading.Lock() for job_id in job_registry.JOBS}
+        self._requested_runs: dict[str, int] = {}  # job id -> run asked for and not started yet
+        self._running_runs: dict[str, int] = {}  # job id -> run in progress
         self._plan_slots = threading.BoundedSemaphore(PLAN_SLOTS)
         self._runner = ThreadPoolExecutor(max_workers=PLAN_SLOTS, thread_name_prefix="basil-plan")
         self._active_plans: dict[int, Future[Any]] = {}
@@ -122,9 +132,10 @@ class Service:
         """The service for *config*: its store (not migrated), vCenter links (not connected), no scheduler."""
         return cls(config, Store(store_url(config.store)), **kw)
 
-    def start(self, scheduler: bool = True) -> None:
+    def start(self, scheduler: bool = True, periodic: bool = True) -> None:
         """Migrate the store, connect to every vCenter (one that refuses is retried by the jobs), resume
-        plans that were running, and start the one scheduler of this process."""
+        plans that were running, and start the one scheduler of this process: with ``periodic=False``
+        it runs only the jobs asked for (:meth:`trigger_job`), and the store's schedules are left alone."""
         self.store.upgrade()
         with self.store.session() as session:
             abandoned = runs.abandon_running(session)
@@ -140,10 +151,12 @@ class Service:
         self.started_at = datetime.now(UTC)
         self.resume_plans()
         if scheduler:
-            self.scheduler = job_registry.build_scheduler(self.store)
+            self.periodic = periodic
+            self.scheduler = job_registry.build_scheduler(self.store, persistent=periodic)
             job_registry.set_host(self)
             self.scheduler.start(paused=True)
-            job_registry.register_jobs(self.scheduler, self.config)
+            if periodic:
+                job_registry.register_jobs(self.scheduler, self.config)
             self.scheduler.resume()
 
     def shutdown(self, wait: bool = True) -> None:
@@ -153,6 +166,12 @@ class Service:
             self.scheduler.shutdown(wait=wait)
             job_registry.set_host(None)
             self.scheduler = None
+        with self._lock:
+            never_started = list(self._requested_runs.values())
+            self._requested_runs.clear()
+        for run_id in never_started:
+            with self.store.session() as session:
+                runs.finish_run(session, run_id, "failed", "the service stopped before the run started")
         self._runner.shutdown(wait=wait)
         for link in self.links.values():
             link.close()
@@ -200,45 +219,157 @@ class Service:
         with self.store.read_session() as session:
             return latest_sample_time(session)
 
-    def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
-        inventory = self.inventory(pod.vcenter, refresh=False)
-        with self.store.read_session() as session:
-            disks = current_disk_models(session, pod.vcenter)
-            datastores = current_datastore_models(session, pod.vcenter)
-            recent = plan_store.list_plans(session, pod=pod.name, limit=RECENT_PLANS)
-        last: dict[tuple[str, int], datetime] = {}
-        for plan in recent:
-            for m in plan.moves:
-                if m.state == "succeeded" and m.finished_at is not None:
-                    key = (m.vm, m.disk_key)
-                    if key not in last or m.finished_at > last[key]:
-                        last[key] = m.finished_at
-        iops = {k: s.iops for k, s in self.latest_disks.get(pod.vcenter, {}).items() if s.iops is not None}
-        return build_snapshot(
-            pod,
-            inventory,
-            disk_models=disks,
-            datastore_models=datastores,
-            last_moves=last,
-            now=self.clock(),
-            disk_iops=iops,
+    def basis(
+        self, vcenters: Iterable[str] = (), tables: Sequence[str] = (), state: Sequence[str] = ()
+    ) -> Basis:
+        """What a cached read model is built from, taken before it is built (see :mod:`basil.app.view_cache`):
+        the inventories of *vcenters* as last polled, the store's *tables* and the service's *state*."""
+        return Basis(
+            tuple(self.inventory(vc, refresh=False) for vc in vcenters),
+            self.store.generation(*tables) + self.generations.get(*state),
         )
+
+    def disk_models(self, vcenter: str) -> Mapping[DiskRef, DiskModel]:
+        """The current workload model of every disk of *vcenter* (cached until the next fit)."""
+
+        def build() -> Mapping[DiskRef, DiskModel]:
+            with self.store.read_session() as session:
+                return current_disk_models(session, vcenter)
+
+        return self.cache.get(("disk_models", vcenter), self.basis(tables=FITS), build)
+
+    def datastore_models(self, vcenter: str) -> Mapping[tuple[str, str], DatastoreModel]:
+        """The current device model of every datastore of *vcenter* (cached until the next fit)."""
+
+        def build() -> Mapping[tuple[str, str], DatastoreModel]:
+            with self.store.read_session() as session:
+                return current_datastore_models(session, vcenter)
+
+        return self.cache.get(("datastore_models", vcenter), self.basis(tables=FITS), build)
+
+    def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
+        """The pod as the balancer sees it now (built again only when the inventory, the models, the
+        plans, the newest samples or the configuration changed; ``now`` is always the clock's)."""
+
+        def build() -> PodSnapshot:
+            with self.store.read_session() as session:
+                last = plan_store.last_moves(session, pod.vcenter)
+            latest = self.latest_disks.get(pod.vcenter, {})
+            return build_snapshot(
+                pod,
+                self.inventory(pod.vcenter, refresh=False),
+                disk_models=self.disk_models(pod.vcenter),
+                datastore_models=self.datastore_models(pod.vcenter),
+                last_moves=last,
+                now=self.clock(),
+                disk_iops={k: s.iops for k, s in latest.items() if s.iops is not None},
+            )
+
+        basis = self.basis([pod.vcenter], FITS + PLANS, (SAMPLES, CONFIG))
+        cached = self.cache.get(("pod_snapshot", pod.name), basis, build)
+        # The ping-pong guard compares each disk's last move with the snapshot's time: always now.
+        snapshot = dataclasses.replace(cached.snapshot, now=self.clock().timestamp())
+        return dataclasses.replace(cached, snapshot=snapshot)
 
     def _move_ended(self, move: plan_store.Move) -> None:
         self.counters.inc("basil_moves_total", outcome=move.state)
 
     # --- jobs -------------------------------------------------------------------------------
 
-    def run_job(self, job_id: str) -> dict[str, Any]:
-        """Run one job now, in this thread, recording the run; a job already running is not run twice."""
+    def _known_job(self, job_id: str) -> None:
         if job_id not in job_registry.JOBS:
             raise NotFoundError(f"no job {job_id!r} (jobs: {', '.join(job_registry.JOBS)})")
+
+    def _busy(self, job_id: str) -> str:
+        """Why *job_id* cannot start another run now, or "" (call with ``self._lock`` held)."""
+        running = self._running_runs.get(job_id)
+        if running is not None:
+            return f"job {job_id} is running already" + (f": run {running}" if running > 0 else "")
+        asked = self._requested_runs.get(job_id)
+        if asked is not None:
+            return f"job {job_id} was asked for already: run {asked}"
+        return ""
+
+    def trigger_job(self, job_id: str, actor: Actor) -> dict[str, Any]:
+        """Have this process's scheduler run a job now; answers the run at once, recorded as running.
+
+        The job runs on the scheduler's threads, never the caller's. A job that is running (scheduled
+        or asked for) is not asked for twice: ConflictError names the run to watch instead.
+        """
+        with audited(self.store, actor, "job.run", f"job {job_id}") as note:
+            self._known_job(job_id)
+            scheduler = self.scheduler
+            if scheduler is None or not scheduler.running:
+                raise ConflictError(
+                    "this service runs no scheduler, so it cannot run a job in the background"
+                )
+            with self._lock:
+                busy = self._busy(job_id)
+                if busy:
+                    raise ConflictError(busy)
+                with self.store.session() as session:
+                    run = runs.get_run(session, runs.start_run(session, job_id))
+                self._requested_runs[job_id] = run.id
+            try:
+                job_registry.request_run(scheduler, job_id, run.id)
+            except Exception as err:  # the scheduler stopped meanwhile: the run never starts
+                with self._lock:
+                    self._requested_runs.pop(job_id, None)
+                with self.store.session() as session:
+                    runs.finish_run(session, run.id, "failed", f"the scheduler refused it: {err}")
+                raise ConflictError(
+                    f"the scheduler did not take run {run.id} of job {job_id}: {err}"
+                ) from err
+            note.details = {"run": run.id}
+            note.message = f"run {run.id} of job {job_id} handed to the scheduler"
+            return views.job_run(run)
+
+    def job_runs(self, job_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest runs of a job, newest first."""
+        self._known_job(job_id)
+        with self.store.read_session() as session:
+            return [views.job_run(r) for r in runs.recent_runs(session, job_id, limit=limit)]
+
+    def job_run(self, job_id: str, run_id: int) -> dict[str, Any]:
+        self._known_job(job_id)
+        with self.store.read_session() as session:
+            run = runs.get_run(session, run_id)
+        if run.job_id != job_id:
+            raise NotFoundError(f"job run {run_id} is a run of {run.job_id}, not of {job_id}")
+        return views.job_run(run)
+
+    def run_job(self, job_id: str, run_id: int | None = None) -> dict[str, Any]:
+        """Run one job now, in this thread, recording the run; a job already running is not run twice.
+
+        Without *run_id* (the schedules, the command line, tests) a job that is running or asked for
+        raises ConflictError. With the *run_id* :meth:`trigger_job` recorded, the run waits for a
+        scheduled run that got in first, then runs.
+        """
+        self._known_job(job_id)
         lock = self._job_locks[job_id]
-        if not lock.acquire(blocking=False):
-            raise ConflictError(f"job {job_id} is running already")
+        if run_id is None:
+            with self._lock:  # trigger_job checks the same state under the same lock
+                busy = self._busy(job_id)
+                if busy or not lock.acquire(blocking=False):
+                    raise ConflictError(busy or f"job {job_id} is running already")
+                self._running_runs[job_id] = 0  # its run id follows in a moment
+        else:
+            lock.acquire()
+            with self._lock:
+                given_up = self._requested_runs.get(job_id) != run_id
+                if not given_up:
+                    del self._requested_runs[job_id]
+                    self._running_runs[job_id] = run_id
+            if given_up:  # the service stopped meanwhile and recorded why the run never started
+                lock.release()
+                with self.store.read_session() as session:
+                    return views.job_run(runs.get_run(session, run_id))
         try:
-            with self.store.session() as session:
-                run_id = runs.start_run(session, job_id)
+            if run_id is None:
+                with self.store.session() as session:
+                    run_id = runs.start_run(session, job_id)
+                with self._lock:
+                    self._running_runs[job_id] = run_id
             started = time.monotonic()
             outcome: runs.Outcome = "succeeded"
             message = ""
@@ -259,6 +390,8 @@ class Service:
             self.counters.observe_job(job_id, outcome, time.monotonic() - started)
             return views.job_run(run)
         finally:
+            with self._lock:
+                self._running_runs.pop(job_id, None)
             lock.release()
 
     def _job_collect(self) -> dict[str, Any]:
@@ -276,6 +409,7 @@ class Service:
             with self._lock:
                 self.latest_disks[name].update(outcome.latest_disk)
                 self.latest_hosts[name].update(outcome.latest_host)
+            self.generations.bump(SAMPLES)
             if outcome.latest is not None:
                 link.last_collection = outcome.latest
             self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
@@ -528,6 +662,7 @@ class Service:
         r = run_round(self.store, pod, self.inventory(pod.vcenter, refresh=False), ps, self.clock())
         with self._lock:
             self.rounds[pod.name] = r
+        self.generations.bump(ROUNDS)
         return r
 
     def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]:
@@ -560,7 +695,7 @@ class Service:
                 problems.append(Problem("vm", "must be a VM id"))
             raise_if_problems(problems, "placement request")
             assert isinstance(pod_name, str)
-            pod = self.resolved_pod(pod_name)
+            pod = self.resolved_pod(pod_name, refresh=False)
             ps = self.pod_snapshot(pod)
             req = PlacementRequest(
                 size_gb=numbers["size_gb"],
@@ -585,6 +720,9 @@ class Service:
             except BasilError as err:
                 log.debug("vCenter %s: %s", name, err.message)
         return out
+
+    def _last_inventories(self) -> dict[str, Inventory]:
+        return {name: inv for name, link in self.links.items() if (inv := link.last_inventory) is not None}
 
     def _parse_pool(self, doc: Any, name: str | None = None) -> tuple[PoolDocument | None, list[Problem]]:
         with self.store.read_session() as session:
@@ -640,12 +778,22 @@ class Service:
             )
         self.srp.forget(name)
 
-    def pool_documents(self) -> list[PoolDocument]:
+    def pool_documents(self, refresh: bool = True) -> list[PoolDocument]:
         """Every stored tree, validated against the current inventory (a tree that no longer is valid,
-        say its VM was deleted, is left out and logged)."""
+        say its VM was deleted, is left out and logged). ``refresh=False``: against the inventories as
+        last polled, cached until they, the trees or the configuration change (for the read models)."""
+        if refresh:
+            return self._pool_documents(self._inventories())
+        inventories = self._last_inventories()
+        basis = Basis(
+            tuple(inventories.get(name) for name in self.links),
+            self.store.generation(*SRP_POOLS) + self.generations.get(CONFIG),
+        )
+        return self.cache.get(("pool_documents",), basis, lambda: self._pool_documents(inventories))
+
+    def _pool_documents(self, inventories: Mapping[str, Inventory]) -> list[PoolDocument]:
         with self.store.read_session() as session:
             trees = srp_pools.list_pools(session)
-        inventories = self._inventories()
         docs: list[PoolDocument] = []
         for t in trees:
             parsed, problems = parse_pool_document(
@@ -697,7 +845,8 @@ class Service:
             raise_if_problems(updated.problems(""), "rebalance window")
             schedules = dataclasses.replace(self.config.schedules, rebalance=updated)
             self.config = dataclasses.replace(self.config, schedules=schedules)
-            if self.scheduler is not None:
+            self.generations.bump(CONFIG)
+            if self.scheduler is not None and self.periodic:
                 job_registry.register_jobs(self.scheduler, self.config)
             note.details = {k: str(v) for k, v in values.items()}
         return views.schedules(self)

@@ -63,6 +63,7 @@ class VCenterLink:
         self.last_error = ""
         self.last_error_at: datetime | None = None
         self.last_collection: datetime | None = None  # vCenter time of the newest sample collected
+        self.instance_uuid: str | None = None  # vCenter's instance UUID, known once connected
         self.errors = 0  # vCenter errors seen (for the metrics)
 
     @property
@@ -84,6 +85,7 @@ class VCenterLink:
                 self._failed(err)
                 raise
             self.conn, self._watcher = conn, watcher
+            self.instance_uuid = conn.instance_uuid or None
             self._collector = PerfCollector(conn)
             self.last_error = ""
 
@@ -104,7 +106,13 @@ class VCenterLink:
             raise
 
     def inventory(self, refresh: bool = True) -> Inventory:
-        """The current inventory: the watcher's copy with vCenter's pending changes applied."""
+        """The current inventory: the watcher's copy with vCenter's pending changes applied (a round trip
+        to vCenter), or with ``refresh=False`` the copy as last polled (by the jobs and around moves)."""
+        watcher = self._watcher
+        if not refresh and watcher is not None:
+            # The watcher swaps in a whole new Inventory when it applies changes: reading the reference
+            # needs no lock, so readers never queue behind a poll or a job holding the link.
+            return watcher.inventory
         with self._lock:
             self.connect()
             assert self._watcher is not None
@@ -115,6 +123,12 @@ class VCenterLink:
             except VCenterError as err:
                 self._failed(err)
                 raise
+
+    @property
+    def last_inventory(self) -> Inventory | None:
+        """The inventory as last polled, or None while the link is down (never connects, never waits)."""
+        watcher = self._watcher
+        return watcher.inventory if watcher is not None else None
 
     def refresh_tags(self) -> Inventory:
         with self._lock:

@@ -1,7 +1,9 @@
 """Read models: JSON-ready dicts in the shapes of the API contract, built from the store, the inventory
 and what the service holds in memory (newest samples, last rounds, SRP results).
 
-Times are ISO 8601 strings in UTC; sizes in GB; ids as :mod:`basil.app.ids` writes them.
+Times are ISO 8601 strings in UTC; sizes in GB; ids as :mod:`basil.app.ids` writes them. The views
+of pods and datastores are cached (:mod:`basil.app.view_cache`): each names what it is built from, so
+that it is built again as soon as one of those changed, and never changes a cached value.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from basil import __version__
-from basil.app.jobs import JOBS
+from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore
 from basil.app.recommendation import Round
+from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.core.normalized_load import imbalance, resolve_models
 from basil.errors import BasilError, NotFoundError
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
 from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
-from basil.store.fits import current_datastore_models, current_disk_models, disk_model_history
+from basil.store.fits import disk_model_history
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
 from basil.store.samples import DiskRef, device_points
 from basil.store.srp_pools import PoolTree as StoredPoolTree
@@ -48,6 +51,11 @@ def _finite(x: float | None) -> float | None:
 
 def pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
     """N_j = ΣL_i / P_j (BASIL eq. 5) per datastore and the imbalance σ/μ, from the current models."""
+    basis = svc.basis([pod.vcenter], FITS, (CONFIG,))
+    return svc.cache.get(("pod_state", pod.name), basis, lambda: _pod_state(svc, pod))
+
+
+def _pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
     ps = svc.pod_snapshot(pod)
     models = resolve_models(ps.snapshot, ps.params)
     sums: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
@@ -89,8 +97,7 @@ def _host_figures(svc: Service, vcenter: str, moid: str) -> dict[str, float | No
 def datastore_summary(
     svc: Service, vcenter: str, ds: Datastore, pod: ResolvedPod | None, state: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    with svc.store.read_session() as session:
-        model = current_datastore_models(session, vcenter).get((vcenter, ds.moid))
+    model = svc.datastore_models(vcenter).get((vcenter, ds.moid))
     n = (state or {}).get("normalized_load", {}).get(ds.moid)
     load = (state or {}).get("load_sum_L", {}).get(ds.moid)
     return {
@@ -110,9 +117,14 @@ def datastore_summary(
 
 
 def _pending_moves(svc: Service, pod: str) -> list[plan_store.Move]:
-    with svc.store.read_session() as session:
-        plans = plan_store.list_plans(session, pod=pod, states=["proposed", "approved", "running"], limit=100)
-    return [m for p in plans for m in p.moves if m.state in ("pending", "running")]
+    def build() -> list[plan_store.Move]:
+        with svc.store.read_session() as session:
+            plans = plan_store.list_plans(
+                session, pod=pod, states=["proposed", "approved", "running"], limit=100
+            )
+        return [m for p in plans for m in p.moves if m.state in ("pending", "running")]
+
+    return svc.cache.get(("pending_moves", pod), svc.basis(tables=PLANS), build)
 
 
 def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
@@ -131,7 +143,16 @@ def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
     }
 
 
+def _pod_basis(svc: Service, pod: ResolvedPod) -> Basis:
+    """What a pod's view is built from: inventory, models, plans, recommendations, samples, rounds."""
+    return svc.basis([pod.vcenter], FITS + PLANS + RECOMMENDATIONS, (SAMPLES, ROUNDS, CONFIG))
+
+
 def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
+    return svc.cache.get(("pod", pod.name), _pod_basis(svc, pod), lambda: _build_pod_view(svc, pod))
+
+
+def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
     inv = svc.inventory(pod.vcenter, refresh=False)
     try:
         state: dict[str, Any] | None = pod_state(svc, pod)
@@ -141,6 +162,9 @@ def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
     return {
         "name": pod.name,
         "vcenter": pod.vcenter,
+        # The StoragePod's id (as datastore ids are written) when the pod is a datastore cluster: the
+        # plugin's tab on a datastore cluster finds its pod by it.
+        "storage_pod": svc.ids.object_id(pod.vcenter, pod.storage_pod) if pod.storage_pod else None,
         "mode": pod.config.mode,
         "imbalance": _finite(state["imbalance"]) if state else None,
         "threshold": balance.imbalance_threshold,
@@ -154,19 +178,25 @@ def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
 
 
 def pods(svc: Service) -> list[dict[str, Any]]:
-    return [_pod_view(svc, p) for p in svc.resolved_pods()]
+    return [_pod_view(svc, p) for p in svc.resolved_pods(refresh=False)]
 
 
 def pod(svc: Service, name: str) -> dict[str, Any]:
-    resolved = svc.resolved_pod(name)
-    view = _pod_view(svc, resolved)
+    resolved = svc.resolved_pod(name, refresh=False)
+    basis = _pod_basis(svc, resolved)
+    return svc.cache.get(("pod_detail", name), basis, lambda: _build_pod_detail(svc, resolved))
+
+
+def _build_pod_detail(svc: Service, resolved: ResolvedPod) -> dict[str, Any]:
     with svc.store.read_session() as session:
-        plans = plan_store.list_plans(session, pod=name, limit=20)
+        plans = plan_store.list_plans(session, pod=resolved.name, limit=20)
     recent = [m for p in plans for m in p.moves if m.state in ("succeeded", "failed")]
     recent.sort(key=lambda m: m.finished_at or datetime.min.replace(tzinfo=UTC), reverse=True)
-    view["pending"] = [move_dict(svc, m) for m in _pending_moves(svc, name)]
-    view["recent_moves"] = [move_dict(svc, m) for m in recent[:20]]
-    return view
+    return {
+        **_pod_view(svc, resolved),
+        "pending": [move_dict(svc, m) for m in _pending_moves(svc, resolved.name)],
+        "recent_moves": [move_dict(svc, m) for m in recent[:20]],
+    }
 
 
 def _model_runs(svc: Service, hours: float) -> list[runs.JobRun]:
@@ -209,6 +239,11 @@ def _datastore_of(svc: Service, ident: str) -> tuple[str, Inventory, Datastore]:
 
 def datastore(svc: Service, ident: str) -> dict[str, Any]:
     vcenter, _inv, ds = _datastore_of(svc, ident)
+    basis = svc.basis([vcenter], FITS, (SAMPLES, CONFIG))
+    return svc.cache.get(("datastore", vcenter, ds.moid), basis, lambda: _build_datastore(svc, vcenter, ds))
+
+
+def _build_datastore(svc: Service, vcenter: str, ds: Datastore) -> dict[str, Any]:
     pods_now = svc.resolved_pods(refresh=False)
     pod_ = pod_of_datastore(pods_now, vcenter, ds.moid)
     state = None
@@ -218,8 +253,7 @@ def datastore(svc: Service, ident: str) -> dict[str, Any]:
         except BasilError:
             state = None
     view = datastore_summary(svc, vcenter, ds, pod_, state)
-    with svc.store.read_session() as session:
-        m = current_datastore_models(session, vcenter).get((vcenter, ds.moid))
+    m = svc.datastore_models(vcenter).get((vcenter, ds.moid))
     view["model"] = (
         {
             "status": m.quality,
@@ -295,13 +329,13 @@ def vm(svc: Service, ident: str) -> dict[str, Any]:
     v = inv.vms.get(moid) or next((x for x in inv.vms.values() if x.name == moid), None)
     if v is None:
         raise NotFoundError(f"no VM {ident!r}")
+    models = svc.disk_models(vcenter)
     with svc.store.read_session() as session:
-        models = current_disk_models(session, vcenter)
         applied = disk_settings(session, vcenter)
     latest = svc.latest_disks.get(vcenter, {})
     pools = [
         {"pool_tree": doc.name, "datastore": svc.ids.object_id(vcenter, doc.datastore)}
-        for doc in svc.pool_documents()
+        for doc in svc.pool_documents(refresh=False)
         if doc.vcenter == vcenter and v.moid in doc.tree.vm_names()
     ]
     disks = []
@@ -596,7 +630,7 @@ def _limit(x: float) -> float | None:
 
 def entitlements(svc: Service, name: str) -> dict[str, Any]:
     """The tree's last control step: per VM and disk R, L, S, entitlement and demand, per-host Q_h."""
-    doc = next((d for d in svc.pool_documents() if d.name == name), None)
+    doc = next((d for d in svc.pool_documents(refresh=False) if d.name == name), None)
     if doc is None:
         svc.pool(name)  # NotFoundError for an unknown tree
         raise NotFoundError(f"pool tree {name!r} is not valid against the current inventory")
@@ -692,8 +726,9 @@ def job_run(r: runs.JobRun) -> dict[str, Any]:
 def jobs(svc: Service) -> list[dict[str, Any]]:
     with svc.store.read_session() as session:
         last = runs.last_runs(session)
-    scheduled = {j.id: j for j in svc.scheduler.get_jobs()} if svc.scheduler is not None else {}
-    from basil.app.jobs import triggers  # noqa: PLC0415
+    scheduled = (
+        {j.id: j for j in svc.scheduler.get_jobs(jobstore=SCHEDULED)} if svc.scheduler is not None else {}
+    )
 
     configured = triggers(svc.config)
     out = []
@@ -756,6 +791,7 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "server": link.config.server,
+                "instance_uuid": link.instance_uuid,
                 "connected": link.connected,
                 "last_collection": iso(link.last_collection),
                 "last_error": link.last_error or None,

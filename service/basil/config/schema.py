@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basil.config.cron import CronExpression
+from basil.core.params import CANDIDATE_ORDERS, ORDER_LEAST_DISTURBANCE, ORDER_LOAD_PER_GB
 from basil.errors import Problem, raise_if_problems
 
 ROLES = ("viewer", "operator", "admin")
@@ -137,8 +138,9 @@ class BalanceConfig:
 
     # σ/μ of the datastores' normalized loads N_j (BASIL eq. 5) above which moves are recommended.
     imbalance_threshold: float = 0.15
-    # §5 "Workload/Virtual Disk Selection": L_i per GB first, or least current IOPS per unit of L_i.
-    candidate_order: Literal["load_per_gb", "iops_per_load", "load"] = "load_per_gb"
+    # §5 "Workload/Virtual Disk Selection": L_i per GB first, or least current IOPS per unit of L_i. The
+    # balancer's own names (basil.core.params.CANDIDATE_ORDERS), checked in problems().
+    candidate_order: str = ORDER_LOAD_PER_GB
     max_moves: int = 8
     max_gb: float = 1000.0
     # A target datastore must keep this share of its capacity free after the move.
@@ -154,6 +156,7 @@ class BalanceConfig:
     def problems(self, path: str) -> list[Problem]:
         return [
             *_number(self.imbalance_threshold, f"{path}.imbalance_threshold", low=0, high=10),
+            *_candidate_order(self.candidate_order, f"{path}.candidate_order"),
             *_number(self.max_moves, f"{path}.max_moves", low=0),
             *_number(self.max_gb, f"{path}.max_gb", low=0),
             *_number(self.space_headroom_pct, f"{path}.space_headroom_pct", low=0, high=95),
@@ -161,6 +164,18 @@ class BalanceConfig:
             *_positive(self.latency_threshold_ms, f"{path}.latency_threshold_ms"),
             *_tag_problems(self.exclude_tag, f"{path}.exclude_tag", required=False),
         ]
+
+
+# Names earlier configurations used, and what the balancer calls them.
+_RENAMED_ORDERS = {"iops_per_load": ORDER_LEAST_DISTURBANCE}
+
+
+def _candidate_order(order: str, path: str) -> list[Problem]:
+    if order in CANDIDATE_ORDERS:
+        return []
+    hint = f" ({order!r} is now called {_RENAMED_ORDERS[order]!r})" if order in _RENAMED_ORDERS else ""
+    known = ", ".join(CANDIDATE_ORDERS)
+    return [Problem(path, f"{order!r} is not a candidate order: use one of {known}{hint}")]
 
 
 def _tag_problems(tag: str, path: str, *, required: bool) -> list[Problem]:

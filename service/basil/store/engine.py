@@ -4,21 +4,26 @@ SQLite gets real transactions: pysqlite's own implicit BEGIN is switched off and
 ``BEGIN IMMEDIATE`` for write sessions (so a read-then-write transaction cannot fail half-way with
 "database is locked" when another writer got in between) and a plain deferred ``BEGIN`` for read
 sessions, which WAL lets run beside the writer.
+
+The store also counts, per table, the write transactions committed through it (:meth:`Store.generation`):
+the application's caches of read models compare these counts to know when what they were built from
+has changed.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect
+from sqlalchemy import Connection, Engine, Result, create_engine, event, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from basil.errors import BasilError, Problem, ValidationError
@@ -26,6 +31,7 @@ from basil.errors import BasilError, Problem, ValidationError
 log = logging.getLogger(__name__)
 
 _READ_ONLY = "basil_read_only"
+_WRITTEN = "basil_written_tables"  # Session.info key: tables the open transaction wrote
 
 
 class StoreUnavailableError(BasilError):
@@ -85,6 +91,34 @@ def create_store_engine(url: str | URL, *, echo: bool = False) -> Engine:
     return create_engine(parsed, echo=echo, pool_pre_ping=True, pool_size=5, max_overflow=10)
 
 
+def _written(session: Session) -> set[str]:
+    found: set[str] = session.info.setdefault(_WRITTEN, set())
+    return found
+
+
+def _note_flushed_tables(session: Session, _flush: UOWTransaction) -> None:
+    for obj in (*session.new, *session.dirty, *session.deleted):
+        table = getattr(obj, "__tablename__", None)
+        if isinstance(table, str):
+            _written(session).add(table)
+
+
+def _note_statement_table(state: ORMExecuteState) -> Result[Any] | None:
+    # Bulk INSERT/UPDATE/DELETE statements bypass the unit of work (and after_flush). One that matched
+    # no row changed nothing (retention's periodic deletes mostly do): it is not counted.
+    if not (state.is_insert or state.is_update or state.is_delete):
+        return None
+    name = getattr(getattr(state.statement, "table", None), "name", None)
+    result = state.invoke_statement()
+    if isinstance(name, str) and getattr(result, "rowcount", -1) != 0:
+        _written(state.session).add(name)
+    return result
+
+
+def _forget_tables(session: Session) -> None:
+    session.info.pop(_WRITTEN, None)
+
+
 class Store:
     """The one handle on the database: an engine, write and read sessions, and the schema's migrations."""
 
@@ -96,6 +130,12 @@ class Store:
         if self.backend == "postgresql":
             read_options["postgresql_readonly"] = True
         self._reader = sessionmaker(self.engine.execution_options(**read_options), expire_on_commit=False)
+        self._generations: dict[str, int] = {}
+        self._generations_lock = threading.Lock()
+        event.listen(self._writer, "after_flush", _note_flushed_tables)
+        event.listen(self._writer, "do_orm_execute", _note_statement_table)
+        event.listen(self._writer, "after_commit", self._count_commit)
+        event.listen(self._writer, "after_rollback", _forget_tables)
 
     @property
     def backend(self) -> str:
@@ -123,6 +163,23 @@ class Store:
         except OperationalError as err:
             # The driver's text can hold the host and user, never the password (it is not in the URL we log).
             raise StoreUnavailableError(f"database error on {self!r}: {err.orig}") from err
+
+    def generation(self, *tables: str) -> tuple[int, ...]:
+        """How many committed write transactions of this Store changed each of *tables*.
+
+        A count moves only after the commit, so a reader that takes the counts *before* reading the
+        data can tag what it builds with them: if the data changed meanwhile, the counts it tagged are
+        already stale and the next reader rebuilds. Writes of other processes are not seen.
+        """
+        with self._generations_lock:
+            return tuple(self._generations.get(t, 0) for t in tables)
+
+    def _count_commit(self, session: Session) -> None:
+        written: set[str] = session.info.pop(_WRITTEN, set())
+        if written:
+            with self._generations_lock:
+                for table in written:
+                    self._generations[table] = self._generations.get(table, 0) + 1
 
     def upgrade(self, revision: str = "head") -> None:
         """Bring the schema to *revision* with Alembic (creates every table on an empty database)."""

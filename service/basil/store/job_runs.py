@@ -69,6 +69,13 @@ def abandon_running(session: Session, message: str = "service stopped while the 
     return len(rows)
 
 
+def get_run(session: Session, run_id: int) -> JobRun:
+    row = session.get(JobRunRow, run_id)
+    if row is None:
+        raise NotFoundError(f"job run {run_id} does not exist")
+    return _run(row)
+
+
 def recent_runs(session: Session, job_id: str | None = None, limit: int = 50) -> list[JobRun]:
     query = select(JobRunRow).order_by(JobRunRow.started_at.desc(), JobRunRow.id.desc()).limit(limit)
     if job_id is not None:

@@ -478,6 +478,16 @@ def last_moved(session: Session, vcenter: str, vm: str, disk_key: int) -> dateti
     return result
 
 
+def last_moves(session: Session, vcenter: str) -> dict[tuple[str, int], datetime]:
+    """When each disk of *vcenter* last finished a successful move, by (VM, device key): one query."""
+    rows = session.execute(
+        select(PlanMoveRow.vm, PlanMoveRow.disk_key, func.max(PlanMoveRow.finished_at))
+        .where(PlanMoveRow.vcenter == vcenter, PlanMoveRow.state == "succeeded")
+        .group_by(PlanMoveRow.vm, PlanMoveRow.disk_key)
+    ).all()
+    return {(vm, key): at for vm, key, at in rows if at is not None}
+
+
 def prune_plans(session: Session, before: datetime) -> int:
     """Delete finished plans (and their moves) that finished before *before*."""
     rows = list(

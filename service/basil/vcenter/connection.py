@@ -413,6 +413,13 @@ class VCenterConnection:
     def server(self) -> str:
         return self.params.server
 
+    @property
+    def instance_uuid(self) -> str:
+        """vCenter's instance UUID (``content.about.instanceUuid``): what the vSphere Client calls the
+        server GUID in its object ids (``urn:vmomi:Datastore:datastore-42:<uuid>``); read with the
+        service content at connect, so asking costs no request."""
+        return str(getattr(self.content.about, "instanceUuid", None) or "")
+
     def ref(self, kind: type[T], moid: str) -> T:
         """A managed object reference of type *kind* (e.g. ``vim.VirtualMachine``) bound to this session."""
         return kind(moid, self.stub)  # type: ignore[call-arg]

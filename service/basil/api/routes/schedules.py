@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint
+from flask import Blueprint, url_for
 
 from basil.api import schemas as s
 from basil.api.context import current_actor, current_service
-from basil.api.operations import json_body, operation
-from basil.app.actor import audited
+from basil.api.operations import json_body, json_response, operation, query_args
+from basil.errors import NotFoundError
 
 bp = Blueprint("schedules", __name__)
+
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 500, "default": 20}
 
 
 @operation(bp, "GET", "/jobs", summary="Scheduled jobs", role="viewer", response=s.array(s.ref("Job")))
@@ -22,13 +24,38 @@ def jobs() -> Any:
 
 @operation(
     bp, "POST", "/jobs/{id}/run", summary="Run a job now", role="admin", response=s.ref("JobRun"),
-    errors=(404, 409), action="job.run", target="job {id}",
+    status=202, errors=(404, 409), action="job.run", target="job {id}",
+    headers={"Location": "the run: GET it until its outcome is no longer running"},
 )  # fmt: skip
 def run_job(id: str) -> Any:
-    """Runs the job at once and answers with its outcome (409 if it is running already)."""
-    service = current_service()
-    with audited(service.store, current_actor(), "job.run", f"job {id}"):
-        return service.run_job(id)
+    """Hands the job to the service's scheduler, which starts it at once on its own threads, and answers
+    202 with the run (outcome ``running``) and its address in ``Location``
+    (``/api/v1/jobs/{id}/runs/{run}``). A job that is running already, scheduled or asked for, is not
+    started twice: 409, naming the run in progress."""
+    run = current_service().trigger_job(id, current_actor())
+    resp = json_response(run, 202)
+    resp.headers["Location"] = url_for(".job_run", id=id, run=run["id"])
+    return resp
+
+
+@operation(
+    bp, "GET", "/jobs/{id}/runs", summary="A job's latest runs", role="viewer",
+    response=s.array(s.ref("JobRun")), query={"limit": _LIMIT}, errors=(404,),
+)  # fmt: skip
+def job_runs(id: str) -> Any:
+    """Newest first: when each run started and ended, its outcome, message and what it did."""
+    return current_service().job_runs(id, query_args()["limit"])
+
+
+@operation(
+    bp, "GET", "/jobs/{id}/runs/{run}", summary="One run of a job", role="viewer",
+    response=s.ref("JobRun"), errors=(404,),
+)  # fmt: skip
+def job_run(id: str, run: str) -> Any:
+    """The run's outcome is ``running`` until it ends (``succeeded``, ``failed`` or ``skipped``)."""
+    if not run.isdigit():
+        raise NotFoundError(f"no run {run!r} of job {id}")
+    return current_service().job_run(id, int(run))
 
 
 @operation(
