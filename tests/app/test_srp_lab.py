@@ -4,8 +4,10 @@ measured throughput stays within the limits and meets the reservations."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import requests
 
 from basil.app import Actor
 from basil.errors import ValidationError
@@ -102,3 +104,127 @@ def test_pools_become_disk_settings_and_the_lab_honours_them(
     audit = svc.audit(limit=50)
     assert any(a["action"] == "srp.apply" and a["outcome"] == "ok" for a in audit)
     assert any(a["action"] == "pool.create" and a["who"] == "tester" for a in audit)
+
+
+# --- tag leaves --------------------------------------------------------------------------------------
+
+TAGGED = {
+    "name": "tagged",
+    "datastore": "6diskLUN",
+    "root": {"reservation": 300},
+    "pools": [
+        {
+            "name": "busy",
+            "limit": 600,
+            "children": [{"tag": "workload/exchange"}, {"tag": "workload/oltp"}],
+        },
+        # basil-tier/fc is on the datastores only: a known tag that brings no VM.
+        {
+            "name": "desk",
+            "children": [{"tag": "workload/workstation", "reservation": 100}, {"tag": "basil-tier/fc"}],
+        },
+    ],
+}
+
+
+class Tagging:
+    """The lab's Automation API (REST), to attach and detach tags as an administrator would."""
+
+    def __init__(self, lab: LabProcess) -> None:
+        self.base = f"https://{lab.server}"
+        self.http = requests.Session()
+        self.http.trust_env = False  # else REQUESTS_CA_BUNDLE overrides the session's verify
+        self.http.verify = lab.pem
+        res = self.http.post(self.base + "/api/session", auth=(lab.user, lab.password))
+        res.raise_for_status()
+        self.http.headers["vmware-api-session-id"] = res.json()
+
+    def _get(self, path: str) -> Any:
+        res = self.http.get(self.base + path)
+        res.raise_for_status()
+        return res.json()
+
+    def tag_id(self, path: str) -> str:
+        category, name = path.split("/", 1)
+        for tag_id in self._get("/api/cis/tagging/tag"):
+            tag = self._get(f"/api/cis/tagging/tag/{tag_id}")
+            if (
+                tag["name"] == name
+                and self._get(f"/api/cis/tagging/category/{tag['category_id']}")["name"] == category
+            ):
+                return str(tag_id)
+        raise AssertionError(f"no tag {path} in the lab")
+
+    def _association(self, action: str, tag: str, vm_moid: str) -> None:
+        res = self.http.post(
+            f"{self.base}/api/cis/tagging/tag-association/{self.tag_id(tag)}?action={action}",
+            json={"object_id": {"type": "VirtualMachine", "id": vm_moid}},
+        )
+        res.raise_for_status()
+
+    def attach(self, tag: str, vm_moid: str) -> None:
+        self._association("attach", tag, vm_moid)
+
+    def detach(self, tag: str, vm_moid: str) -> None:
+        self._association("detach", tag, vm_moid)
+
+
+def test_tag_leaves_follow_vcenter_tags(lab: LabProcess, make_service: ServiceFactory) -> None:
+    svc = make_service(lab)
+    inventory = svc.inventory("lab")
+    moid = {vm.name: vm.moid for vm in inventory.vms.values()}
+    members = ("exchange-1", "exchange-2", "oltp-1", "oltp-2", "workstation-1", "workstation-2")
+
+    bad = {
+        **TAGGED,
+        "pools": [
+            {"name": "busy", "children": [{"tag": "workload/exchange"}, {"tag": "workload/nope"}]},
+            {"name": "named", "children": [{"vm": "exchange-2"}]},
+        ],
+    }
+    problems = {p.field: p.message for p in svc.validate_pool(bad)}
+    assert "unknown tag 'workload/nope'" in problems["pools[0].children[1].tag"]
+    assert problems["pools[0].children[0].tag"].startswith(
+        "VM 'exchange-2' carries tag 'workload/exchange' and is also in the tree by name at "
+        "pools[1].children[0]"
+    )
+
+    assert svc.validate_pool(TAGGED) == []
+    svc.create_pool(TAGGED, OPERATOR)
+    (doc,) = svc.pool_documents()
+    assert doc.tree.vm_names() == {moid[n] for n in members}
+    assert doc.document["pools"][0]["children"][0] == {"tag": "workload/exchange"}  # stored as given
+    collect(svc, 2, pause_s=0.7)
+    assert svc.run_job("srp")["outcome"] == "succeeded"
+    ent = svc.entitlements("tagged")
+    assert sorted(v["vm"] for v in ent["vms"]) == sorted(members)
+    assert all(d["applied"] is not None and d["applied"]["outcome"] == "ok" for d in ent["disks"]), ent[
+        "disks"
+    ]
+    by_vm = {v["vm"]: v for v in ent["vms"]}
+    assert all(by_vm[n]["reservation"] >= 100 - 1e-6 for n in ("workstation-1", "workstation-2"))
+
+    # A tag attached in vCenter brings its VM into the tree at the next inventory refresh, and a
+    # VM reached by tags of two pools is refused by name.
+    tagging = Tagging(lab)
+    tagging.attach("workload/exchange", moid["webserver-1"])
+    try:
+        assert svc.run_job("inventory")["outcome"] == "succeeded"
+        (doc,) = svc.pool_documents()
+        assert doc.tree.vm_names() == {moid[n] for n in (*members, "webserver-1")}
+        two_pools = {
+            **TAGGED,
+            "name": "other",
+            "pools": [*TAGGED["pools"], {"name": "web", "children": [{"tag": "workload/webserver"}]}],
+        }
+        found = [str(p) for p in svc.validate_pool(two_pools)]
+        assert any(
+            "VM 'webserver-1' carries tags 'workload/exchange' (in pool 'busy'" in p
+            and "(in pool 'web')" in p
+            for p in found
+        ), found
+    finally:
+        tagging.detach("workload/exchange", moid["webserver-1"])
+    assert svc.run_job("inventory")["outcome"] == "succeeded"
+    (doc,) = svc.pool_documents()
+    assert moid["webserver-1"] not in doc.tree.vm_names()
