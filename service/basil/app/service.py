@@ -525,7 +525,10 @@ class Service:
 
     def _recommend(self, pod: ResolvedPod) -> Round:
         ps = self.pod_snapshot(pod)
-        r = run_round(self.store, pod, self.inventory(pod.vcenter, refresh=False), ps, self.clock())
+        with self._lock:
+            hosts = list(self.latest_hosts.get(pod.vcenter, {}).values())
+        inventory = self.inventory(pod.vcenter, refresh=False)
+        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts)
         with self._lock:
             self.rounds[pod.name] = r
         return r
