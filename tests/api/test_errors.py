@@ -233,3 +233,27 @@ def test_cancelled_plan_cannot_be_approved(api_env: ApiEnv) -> None:
     assert resp.status_code == 409
     assert resp.get_json()["error"] == "conflict"
     assert api_env.get(f"/api/v1/plans/{plan_id}").get_json()["state"] == "cancelled"
+
+
+def test_rebalance_window_change_is_shown_kept_and_reset(api_env: ApiEnv) -> None:
+    bad = api_env.put(
+        "/api/v1/schedules/rebalance", role="admin", json={"cron": "0 1 * * sun", "timezone": "Mars"}
+    )
+    assert bad.status_code == 400
+    assert set(fields(bad)) == {"timezone"}
+    assert (
+        api_env.get("/api/v1/schedules").get_json()["rebalance"]["cron"] != "0 1 * * sun"
+    )  # nothing changed
+
+    changed = api_env.put("/api/v1/schedules/rebalance", role="admin", json={"cron": "0 1 * * sun"})
+    assert changed.status_code == 200, changed.get_data(as_text=True)
+    window = api_env.get("/api/v1/schedules").get_json()["rebalance"]
+    assert window["cron"] == "0 1 * * sun"
+    assert window["changed"]["fields"]["cron"] == "0 1 * * sun"
+    assert window["changed"]["by"] == "test-admin"
+
+    reset = api_env.delete("/api/v1/schedules/rebalance", role="admin")
+    assert reset.status_code == 200, reset.get_data(as_text=True)
+    window = reset.get_json()["rebalance"]
+    assert window["changed"] is None
+    assert window["cron"] == api_env.config.schedules.rebalance.cron  # the configuration's window

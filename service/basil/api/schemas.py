@@ -452,6 +452,20 @@ REBALANCE_WINDOW: Schema = {
         "max_gb": NUMBER,
         "enabled": BOOLEAN,
         "next_window": {"type": ["object", "array", "string", "null"]},
+        "changed": {
+            "description": "the fields changed through PUT /schedules/rebalance, kept in the store and "
+            "applied over the configuration file's window at every start (they win over the file and its "
+            "environment overrides); null while the file's window is in force. DELETE "
+            "/schedules/rebalance forgets them.",
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"fields": OBJECT, "at": TIME, "by": STRING},
+                    "required": ["fields", "at", "by"],
+                },
+                {"type": "null"},
+            ],
+        },
     },
 }
 
