@@ -11,6 +11,7 @@ import requests
 
 from basil.app import Actor
 from basil.errors import ValidationError
+from basil.srp.vsphere_allocation import vsphere_allocations
 from tests.app.conftest import SCENARIOS, ServiceFactory, collect
 from tests.vcenter.labproc import LabProcess
 
@@ -228,3 +229,100 @@ def test_tag_leaves_follow_vcenter_tags(lab: LabProcess, make_service: ServiceFa
     assert svc.run_job("inventory")["outcome"] == "succeeded"
     (doc,) = svc.pool_documents()
     assert moid["webserver-1"] not in doc.tree.vm_names()
+
+
+# --- rate limit and hysteresis -----------------------------------------------------------------------
+
+ALL_VMS = (*HEAVY, "webserver-1", "webserver-2", "workstation-1", "workstation-2")
+SPREAD = {
+    "name": "spread",
+    "datastore": "6diskLUN",
+    "root": {"reservation": 800},
+    "pools": [{"name": "all", "children": [{"vm": n, "reservation": 50} for n in ALL_VMS]}],
+}
+DEFAULT_IO = (0, -1)  # what the scenario's disks start with: no reservation, unlimited
+
+
+def lab_settings(lab: LabProcess) -> dict[str, tuple[int, int, int]]:
+    """(reservation, limit, shares) of each VM's data disk, as vCenter (the lab) has it now."""
+    return {
+        vm["name"]: next(
+            (d["reservation"], d["limit"], d["shares"]) for d in vm["disks"] if d["unit"] == "scsi0:1"
+        )
+        for vm in lab.control("GET", "/lab/placement")["vms"]
+    }
+
+
+def test_rate_limit_defers_changes_to_later_runs(lab: LabProcess, make_service: ServiceFactory) -> None:
+    lab.reset()
+    svc = make_service(lab, srp={"max_changes_per_run": 3, "manage_sioc": False})
+    assert all(lab_settings(lab)[n][:2] == DEFAULT_IO for n in ALL_VMS)
+    svc.create_pool(SPREAD, OPERATOR)
+    collect(svc, 2, pause_s=0.7)
+    first = svc.run_job("srp")
+    assert first["outcome"] == "succeeded", first
+    # Eight disks need settings; three are issued, five wait for the next run.
+    assert (first["details"]["changes"], first["details"]["deferred"]) == (3, 5), first
+    assert svc.srp.states["spread"].deferred == 5
+    changed = [n for n in ALL_VMS if lab_settings(lab)[n][:2] != DEFAULT_IO]
+    assert len(changed) == 3, lab_settings(lab)
+
+    issued = [3]
+    for _ in range(6):  # each later run issues at most three, the deferred ones among them
+        if all(lab_settings(lab)[n][:2] != DEFAULT_IO for n in ALL_VMS):
+            break
+        collect(svc, 2, pause_s=0.7)
+        run = svc.run_job("srp")
+        assert run["outcome"] == "succeeded", run
+        assert run["details"]["changes"] <= 3, run
+        issued.append(run["details"]["changes"])
+    assert all(lab_settings(lab)[n][:2] != DEFAULT_IO for n in ALL_VMS), (issued, lab_settings(lab))
+    assert sum(issued) >= len(ALL_VMS)
+
+
+def _within(old: float, new: float, fraction: float, floor: float) -> bool:
+    """The hysteresis as the configuration documents it: a change no larger than the fraction of the
+    current value (and, for IOPS, than the floor) is not re-issued. -1 (unlimited) changes are never small."""
+    if (old == -1) != (new == -1):
+        return False
+    return abs(new - old) <= max(fraction * abs(old), floor)
+
+
+def test_changes_within_the_hysteresis_are_not_reissued(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    lab.reset()
+    svc = make_service(lab, srp={"hysteresis_pct": 50, "manage_sioc": False})
+    svc.create_pool(SPREAD, OPERATOR)
+    collect(svc, 2, pause_s=0.7)
+    assert svc.run_job("srp")["details"]["changes"] == len(ALL_VMS)  # from the defaults: every disk
+    names = {vm.moid: vm.name for vm in svc.inventory("lab").vms.values()}
+
+    held_back = 0
+    for _ in range(5):
+        reissued = 0
+        before = lab_settings(lab)
+        collect(svc, 2, pause_s=0.7)
+        run = svc.run_job("srp")
+        assert run["outcome"] == "succeeded", run
+        after = lab_settings(lab)
+        result = svc.srp.states["spread"].result
+        assert result is not None
+        desired = vsphere_allocations(result.disks, svc.srp.alloc_params)
+        for key, want in desired.items():
+            name = names[key.vm]
+            old, now = before[name], after[name]
+            small = (
+                _within(old[0], want.reservation, 0.5, 10)
+                and _within(old[1], want.limit, 0.5, 10)
+                and _within(old[2], want.shares, 0.5, 0)
+            )
+            if small:
+                assert now == old, (name, old, want, now)  # not re-issued to vCenter
+                held_back += (want.reservation, want.limit, want.shares) != old
+            else:
+                assert now == (want.reservation, want.limit, want.shares), (name, old, want, now)
+                reissued += 1
+        assert run["details"]["changes"] == reissued, (run, reissued)
+    # The loop computed different settings, and the hysteresis kept them from vCenter.
+    assert held_back > 0, "no run computed a setting that differed from vCenter's within the hysteresis"
