@@ -4,7 +4,8 @@ By default it starts the lab binary on the large scenario (2,000 VMs, 6,000 disk
 the inventory, then times collection cycles: the first one (newest sample of every entity) and
 incremental ones after the lab has produced the next 20 s sample. The target is a cycle well inside
 the 20 s real-time interval on a 2-core machine. Against another vCenter, pass --server/--user and
-a password in BASIL_VCENTER_PASSWORD.
+a password in BASIL_VCENTER_PASSWORD; its certificate is verified against the system's CAs, or
+--ca-bundle FILE, or pinned with --thumbprint (the lab's is verified against the PEM it writes).
 
     .venv/bin/python benchmarks/bench_collect.py [--workers 4] [--cycles 3] [--normal]
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from basil.errors import BasilError  # noqa: E402
 from basil.vcenter.connection import ConnectionParams, TLSOptions, VCenterConnection  # noqa: E402
 from basil.vcenter.inventory import fetch_inventory  # noqa: E402
 from basil.vcenter.perf import CollectorParams, PerfCollector  # noqa: E402
@@ -38,6 +40,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--server", help="an existing vCenter host:port instead of starting the lab")
     ap.add_argument("--user", default=os.environ.get("BASIL_VCENTER_USER", ""))
+    ap.add_argument("--ca-bundle", help="with --server: verify its certificate against this PEM file")
+    ap.add_argument("--thumbprint", help="with --server: pin its certificate's SHA-1 or SHA-256 thumbprint")
     ap.add_argument("--scenario", default=str(ROOT / "lab" / "scenarios" / "large.yaml"))
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--cycles", type=int, default=3, help="incremental cycles after the first")
@@ -46,17 +50,22 @@ def main() -> int:
     args = ap.parse_args()
 
     if args.server:
-        run(
-            ConnectionParams(
-                args.server,
-                user=args.user,
-                password=os.environ.get("BASIL_VCENTER_PASSWORD", ""),
-                tls=TLSOptions(verify=False),
-            ),
-            args,
-            lab=None,
+        tls = TLSOptions(ca_bundle=args.ca_bundle, thumbprint=args.thumbprint)
+        problems = tls.validate()
+        if problems:
+            flags = {"tls.ca_bundle": "--ca-bundle", "tls.thumbprint": "--thumbprint"}
+            ap.error("; ".join(f"{flags.get(p.field, p.field)}: {p.message}" for p in problems))
+        params = ConnectionParams(
+            args.server, user=args.user, password=os.environ.get("BASIL_VCENTER_PASSWORD", ""), tls=tls
         )
+        try:
+            run(params, args, lab=None)
+        except BasilError as err:  # an untrusted certificate, a refused login: say so, no traceback
+            print(f"bench_collect: {err}", file=sys.stderr)
+            return 1
         return 0
+    if args.ca_bundle or args.thumbprint:
+        ap.error("--ca-bundle and --thumbprint: only with --server (the lab's PEM is used for the lab)")
     # The tests' helpers start the lab binary (built by `make lab`) and wrap its control API.
     from tests.lab_vcenter import start_lab  # noqa: PLC0415
     from tests.vcenter.labvc import LabVC  # noqa: PLC0415

@@ -6,8 +6,9 @@ LUN, two empty LUNs beside it) at an accelerated speed, writes a demo configurat
 self-signed), and prints the URLs and the token. Within about a minute the service has collected,
 modelled and recommended moves. Ctrl-C (or SIGTERM) stops the service gracefully, then the lab.
 
-The lab's control API (``/lab/``) is used here only to show the scenario's ground truth; the service
-itself never touches it.
+The lab's password is random per run and reaches the lab and the service through their environments
+(``BASIL_LAB_PASSWORD``, ``BASIL_VCENTER_PASSWORD``), never a command line that ``ps`` shows. Neither
+this script nor the service uses the lab's control API (``/lab/``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ LAB_BINARY = ROOT / "build" / "basil-lab"
 # The packaged default's paths (var/demo/...) are relative: every child runs in the repository.
 WORK = ROOT / "var" / "demo"
 PASSWORD_ENV = "BASIL_VCENTER_PASSWORD"  # the packaged default's vcenters[0].password_env
+LAB_PASSWORD_ENV = "BASIL_LAB_PASSWORD"  # basil-lab reads its password from there
 READY = "basil serve: ready"
 LAB_USER = "administrator@vsphere.local"  # the packaged default's vcenters[0].user
 
@@ -157,17 +159,11 @@ def write_config(lab_server: str, api_port: int, speed: float, scenario: Path) -
 def start_lab(scenario: Path, port: int, speed: float, password: str) -> Child:
     say(f"starting the lab vCenter on {scenario.name} at {speed:g}x (127.0.0.1:{port})")
     args = [str(LAB_BINARY), "--scenario", str(scenario), "--listen", f"127.0.0.1:{port}", "--tls"]
-    args += [
-        "--cert-out",
-        str(WORK / "lab.pem"),
-        "--speed",
-        str(speed),
-        "--user",
-        LAB_USER,
-        "--password",
-        password,
-    ]
-    return Child("basil-lab", args, WORK / "lab.log")
+    args += ["--cert-out", str(WORK / "lab.pem"), "--speed", str(speed), "--user", LAB_USER]
+    # The password goes in the environment: a command line is readable by every local user (ps).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BASIL_")}
+    env[LAB_PASSWORD_ENV] = password
+    return Child("basil-lab", args, WORK / "lab.log", env)
 
 
 def start_service(config: Path, env: dict[str, str]) -> tuple[Child, str, list[str]]:

@@ -4,6 +4,7 @@ tests/conftest.py is built on this."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import queue
@@ -60,11 +61,12 @@ class LabInstance:
         return f"{self.scheme}://{self.host}:{self.port}"
 
     def control(self, method: str, path: str, body: Any = None) -> Any:
-        """Calls the control API (`path` relative to /lab/) and returns the decoded JSON answer;
-        an HTTP error raises LabControlError with the lab's message."""
+        """Calls the control API (`path` relative to /lab/) with the lab's credentials and returns
+        the decoded JSON answer; an HTTP error raises LabControlError with the lab's message."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.control_url + path.lstrip("/"), data=data, method=method)
-        req.add_header("Content-Type", "application/json")
+        req.add_header("Authorization", basic_auth(self.user, self.password))
+        req.add_header("Content-Type", "application/json")  # the lab refuses a POST or PUT without it
         try:
             with urllib.request.urlopen(req, context=self._ssl_context(), timeout=120) as res:
                 return json.loads(res.read() or b"null")
@@ -80,6 +82,11 @@ class LabInstance:
         if self.scheme != "https" or self.ca_pem is None:
             return None
         return ssl.create_default_context(cafile=str(self.ca_pem))
+
+
+def basic_auth(user: str, password: str) -> str:
+    """The Authorization header value of HTTP Basic authentication, which the control API needs."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
 
 
 class LabControlError(Exception):
@@ -160,14 +167,15 @@ def start_lab(
     cert = tmp / "lab-cert.pem"
     log = tmp / "lab.log"
     args = [str(LAB_BINARY), "--scenario", str(path), "--listen", "127.0.0.1:0", "--speed", str(speed)]
-    args += ["--user", LAB_USER, "--password", LAB_PASSWORD]
+    args += ["--user", LAB_USER]
+    env = {**os.environ, "BASIL_LAB_PASSWORD": LAB_PASSWORD}  # not on the command line, which ps shows
     if tls:
         args += ["--tls", "--cert-out", str(cert)]
     if cap_realtime_queries:
         args.append("--cap-realtime-queries")
     args += list(extra_args)
     with log.open("w") as err:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
     lines: queue.Queue[str | None] = queue.Queue()
     running = RunningLab(proc, lines, log)
     seen: dict[str, str] = {}

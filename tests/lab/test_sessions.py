@@ -83,14 +83,16 @@ def test_session_loss_invalidates_every_session(lab: LabInstance, si: Any) -> No
 
 def test_added_latency_slows_every_call(lab: LabInstance, si: Any) -> None:
     content = si.RetrieveContent()
-    lab.control("PUT", "faults/latency", {"ms": 300})
+    assert lab.control("PUT", "faults/latency", {"ms": 300})["latency_ms"] == 300
     start = time.monotonic()
     content.sessionManager.currentSession  # noqa: B018 - a property read is a call
+    # A lower bound only: a loaded machine can make a call slower, never faster than the delay.
     assert time.monotonic() - start >= 0.3
-    lab.control("DELETE", "faults")
-    start = time.monotonic()
-    content.sessionManager.currentSession  # noqa: B018
-    assert time.monotonic() - start < 0.3
+    # That clearing removes it is read from the lab's state (it delays calls only while that is
+    # non-zero), not timed: no upper bounds on a shared machine.
+    assert lab.control("DELETE", "faults")["latency_ms"] == 0
+    assert lab.control("GET", "faults")["latency_ms"] == 0
+    assert content.sessionManager.currentSession.userName == lab.user
 
 
 def test_remote_plugin_extension_registration(lab: LabInstance, si: Any) -> None:

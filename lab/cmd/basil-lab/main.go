@@ -107,7 +107,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "basil-lab:", err)
 		return 1
 	}
-	front := control.New(lab, data, cfg.scenario, factory)
+	front := control.New(lab, data, cfg.scenario, factory, control.Credentials{User: cfg.user, Password: cfg.password})
 	disks := 0
 	for _, v := range sc.VMs {
 		disks += len(v.Disks)

@@ -2,13 +2,20 @@
 // scenario, run or step simulated time, read the ground truth and the placement, inject and clear
 // faults. Tests and benchmarks use it; the Basil service never does. Every other path goes to the
 // current lab's vSphere endpoints.
+//
+// Every control request needs the lab's user and password (HTTP Basic), and every POST or PUT a
+// JSON (or, for a scenario, YAML) Content-Type: the listener is shared with the vSphere API, and a
+// browser page elsewhere can send a cross-site form POST (form or text content types only) to it.
 package control
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,9 +33,30 @@ type Factory func(s *scenario.Scenario, speed float64) (*vc.Lab, error)
 // maxScenarioBytes bounds an uploaded scenario.
 const maxScenarioBytes = 32 << 20
 
+// Credentials are the account the control API requires: the lab's own user and password.
+type Credentials struct {
+	User, Password string
+}
+
+// allows reports whether r carries these credentials (HTTP Basic). Both sides are hashed first so
+// the comparison takes the same time whatever the length of a guess; empty credentials allow
+// nothing.
+func (c Credentials) allows(r *http.Request) bool {
+	user, password, ok := r.BasicAuth()
+	if !ok || c.User == "" || c.Password == "" {
+		return false
+	}
+	gotUser, wantUser := sha256.Sum256([]byte(user)), sha256.Sum256([]byte(c.User))
+	gotPassword, wantPassword := sha256.Sum256([]byte(password)), sha256.Sum256([]byte(c.Password))
+	userOK := subtle.ConstantTimeCompare(gotUser[:], wantUser[:])
+	passwordOK := subtle.ConstantTimeCompare(gotPassword[:], wantPassword[:])
+	return userOK&passwordOK == 1
+}
+
 // Front serves the control API and forwards everything else to the current lab.
 type Front struct {
 	factory Factory
+	creds   Credentials
 
 	mu     sync.RWMutex
 	lab    *vc.Lab
@@ -36,9 +64,10 @@ type Front struct {
 	name   string // where it came from
 }
 
-// New serves lab, built from the scenario text source named name.
-func New(lab *vc.Lab, source []byte, name string, factory Factory) *Front {
-	return &Front{factory: factory, lab: lab, source: source, name: name}
+// New serves lab, built from the scenario text source named name; control requests must carry
+// creds.
+func New(lab *vc.Lab, source []byte, name string, factory Factory, creds Credentials) *Front {
+	return &Front{factory: factory, creds: creds, lab: lab, source: source, name: name}
 }
 
 // Lab returns the current lab.
@@ -140,6 +169,43 @@ type route struct {
 	handle       func(f *Front, w http.ResponseWriter, r *http.Request) error
 }
 
+// jsonType is the Content-Type every POST and PUT must carry; a scenario may also be sent as YAML.
+// None of them is a type a cross-site HTML form can send, and a script on another origin needs a
+// CORS preflight for them, which the lab never grants.
+const jsonType = "application/json"
+
+var scenarioTypes = []string{jsonType, "application/yaml", "application/x-yaml"}
+
+// accepts lists the media types a route's body may have; nil for GET and DELETE.
+func (rt route) accepts() []string {
+	switch {
+	case rt.method != http.MethodPost && rt.method != http.MethodPut:
+		return nil
+	case rt.path == "/lab/scenario":
+		return scenarioTypes
+	default:
+		return []string{jsonType}
+	}
+}
+
+// checkContentType refuses a state-changing request whose Content-Type is not one of accepted.
+func checkContentType(r *http.Request, accepted []string) error {
+	if accepted == nil {
+		return nil
+	}
+	header := r.Header.Get("Content-Type")
+	media, _, err := mime.ParseMediaType(header)
+	if err == nil {
+		for _, a := range accepted {
+			if media == a {
+				return nil
+			}
+		}
+	}
+	return &httpError{http.StatusUnsupportedMediaType,
+		fmt.Sprintf("Content-Type: %s %s needs %s, got %q", r.Method, r.URL.Path, strings.Join(accepted, " or "), header)}
+}
+
 var routes []route
 
 func init() {
@@ -165,6 +231,11 @@ func init() {
 }
 
 func (f *Front) serveControl(w http.ResponseWriter, r *http.Request) {
+	if !f.creds.allows(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="basil-lab control", charset="UTF-8"`)
+		writeError(w, &httpError{http.StatusUnauthorized, "the control API needs the lab's user and password (HTTP Basic)"})
+		return
+	}
 	path := r.URL.Path
 	if path == "/lab" {
 		path = "/lab/"
@@ -177,6 +248,10 @@ func (f *Front) serveControl(w http.ResponseWriter, r *http.Request) {
 		if rt.method != r.Method {
 			allowed = append(allowed, rt.method)
 			continue
+		}
+		if err := checkContentType(r, rt.accepts()); err != nil {
+			writeError(w, err)
+			return
 		}
 		if err := rt.handle(f, w, r); err != nil {
 			writeError(w, err)

@@ -177,6 +177,13 @@ func (tl *testLab) step(t *testing.T, n int) {
 	}
 }
 
+// settle brings the lab to its current simulated time before it returns, as its engine does when a
+// relocation is submitted: what may start now has started (and what may not stays queued) without
+// waiting on the engine's goroutine, and without simulated time passing.
+func (tl *testLab) settle() {
+	tl.advance(tl.Clock().Now())
+}
+
 // waitTask steps time until a task ends and returns its fault (nil on success). Between steps it
 // polls a little: some work (a move into a datastore cluster, a queued relocation's start) runs in
 // the background without simulated time passing.

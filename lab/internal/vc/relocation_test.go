@@ -159,7 +159,7 @@ vms:
 	}
 	maxHost, maxStore := 0, 0
 	for step := 0; step < 60; step++ {
-		time.Sleep(10 * time.Millisecond) // let the engine start what it may
+		tl.settle() // start what may start, at this simulated instant
 		perHost := map[string]int{}
 		running := 0
 		p := tl.Placement()
@@ -200,7 +200,7 @@ func TestRelocationTakesSimulatedTimeAndLoadsBothDatastores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	tl.settle() // the copy starts now, so it loads the whole next interval
 	tl.step(t, 1)
 	truth, err := tl.GroundTruth(1)
 	if err != nil {
@@ -309,7 +309,7 @@ func TestCancelledRelocationLeavesEverythingInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	tl.settle()
 	tl.step(t, 1)
 	if got := tl.dsMO(t, "ds-b").Summary.FreeSpace; got >= freeB {
 		t.Fatalf("the running copy holds no space on the target (%d >= %d)", got, freeB)
@@ -317,8 +317,7 @@ func TestCancelledRelocationLeavesEverythingInPlace(t *testing.T) {
 	if err := tk.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tl.step(t, 1)
-	time.Sleep(20 * time.Millisecond)
+	tl.step(t, 1) // the step's advance drops the cancelled relocation before it returns
 	if p := tl.Placement(); len(p.Relocations) != 0 {
 		t.Fatalf("relocations left: %+v", p.Relocations)
 	}
