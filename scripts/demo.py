@@ -7,7 +7,7 @@ self-signed), and prints the URLs and the token. Within about a minute the servi
 modelled and recommended moves. Ctrl-C (or SIGTERM) stops the service gracefully, then the lab.
 
 The lab's password is random per run and reaches the lab and the service through their environments
-(``BASIL_LAB_PASSWORD``, ``BASIL_DEMO_VC_PASSWORD``), never a command line that ``ps`` shows. Neither
+(``BASIL_LAB_PASSWORD``, ``BASIL_VCENTER_PASSWORD``), never a command line that ``ps`` shows. Neither
 this script nor the service uses the lab's control API (``/lab/``).
 """
 
@@ -25,17 +25,20 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 import yaml
 
+from basil.config import default_config_text
+
 ROOT = Path(__file__).resolve().parent.parent
 LAB_BINARY = ROOT / "build" / "basil-lab"
+# The packaged default's paths (var/demo/...) are relative: every child runs in the repository.
 WORK = ROOT / "var" / "demo"
-PASSWORD_ENV = "BASIL_DEMO_VC_PASSWORD"
+PASSWORD_ENV = "BASIL_VCENTER_PASSWORD"  # the packaged default's vcenters[0].password_env
 LAB_PASSWORD_ENV = "BASIL_LAB_PASSWORD"  # basil-lab reads its password from there
 READY = "basil serve: ready"
-LAB_USER = "administrator@vsphere.local"
+LAB_USER = "administrator@vsphere.local"  # the packaged default's vcenters[0].user
 
 
 def say(text: str) -> None:
@@ -57,7 +60,7 @@ def free_port(preferred: int) -> int:
 
 def basil(*args: str, env: dict[str, str]) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "basil", *args], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-m", "basil", *args], capture_output=True, text=True, env=env, check=False, cwd=ROOT
     )
     if result.returncode != 0:
         raise RuntimeError(f"basil {' '.join(args)} failed:\n{result.stderr.strip()}")
@@ -114,25 +117,40 @@ class Child:
         return self.proc.returncode
 
 
-def write_config(lab_server: str, api_port: int, speed: float) -> Path:
-    """The demo's basil.yaml: the lab, its datastore cluster as the pod, quick schedules, SQLite."""
-    # Schedules in wall-clock seconds; the lab runs `speed` times faster, so a minute of wall time is
-    # `speed` minutes of the scenario: enough samples for the models and a first recommendation.
-    doc = {
-        "vcenters": [
-            {"name": "lab", "server": lab_server, "user": LAB_USER,
-             "password_env": PASSWORD_ENV, "tls": {"ca_bundle": str(WORK / "lab.pem")}},
-        ],
-        "pods": [{"name": "basil", "vcenter": "lab", "datastore_cluster": "basil-pod", "mode": "manual"}],
-        "schedules": {"collect_s": 10, "inventory_s": 60, "model_s": 20, "recommend_s": 45, "srp_s": 30,
-                      "maintenance_s": 60},
-        "store": {"url": f"sqlite:///{WORK / 'basil.db'}"},
-        "server": {"listen": f"127.0.0.1:{api_port}", "tls": {"self_signed": True, "dir": str(WORK / "tls")}},
-    }  # fmt: skip
+# What the demo changes in the packaged default (basil.default.yaml, the configuration it runs):
+# schedules in wall-clock seconds for a lab that runs `speed` times faster, so a minute of wall time
+# is `speed` minutes of the scenario: enough samples for the models and a first recommendation.
+DEMO_SCHEDULES = {"collect_s": 10, "inventory_s": 60, "model_s": 20, "recommend_s": 45, "srp_s": 30,
+                  "maintenance_s": 60}  # fmt: skip
+
+
+def scenario_pods(scenario: Path) -> list[str]:
+    """The datastore clusters a lab scenario declares, in the order they first appear."""
+    doc = yaml.safe_load(scenario.read_text(encoding="utf-8")) or {}
+    found = [ds.get("pod") for ds in doc.get("datastores") or [] if isinstance(ds, dict)]
+    return list(dict.fromkeys(p for p in found if isinstance(p, str) and p))
+
+
+def demo_config(lab_server: str, api_port: int, scenario: Path) -> dict[str, Any]:
+    """The packaged default, changed only where the demo must: the lab's and the API's address (their
+    ports may be taken), the pod's datastore cluster when the scenario has no basil-pod, the schedules."""
+    doc: dict[str, Any] = yaml.safe_load(default_config_text())
+    doc["vcenters"][0]["server"] = lab_server
+    pods = scenario_pods(scenario)
+    if pods and doc["pods"][0]["datastore_cluster"] not in pods:
+        doc["pods"][0]["datastore_cluster"] = pods[0]
+    doc["schedules"] = {**doc["schedules"], **DEMO_SCHEDULES}
+    doc["server"]["listen"] = f"127.0.0.1:{api_port}"
+    return doc
+
+
+def write_config(lab_server: str, api_port: int, speed: float, scenario: Path) -> Path:
+    """var/demo/basil.yaml: the demo's configuration (see :func:`demo_config`)."""
     path = WORK / "basil.yaml"
     path.write_text(
-        f"# Written by scripts/demo.py (lab at {speed:g}x); a starting point for your own basil.yaml.\n"
-        + yaml.safe_dump(doc, sort_keys=False),
+        f"# Written by scripts/demo.py (lab at {speed:g}x) from Basil's packaged default "
+        "(basil config default); paths are relative to the repository.\n"
+        + yaml.safe_dump(demo_config(lab_server, api_port, scenario), sort_keys=False),
         encoding="utf-8",
     )
     return path
@@ -236,7 +254,7 @@ def main() -> int:
     serve: Child | None = None
     try:
         lab.wait_for("basil-lab: ready", timeout_s=120)
-        config = write_config(f"127.0.0.1:{lab_port}", free_port(args.port), args.speed)
+        config = write_config(f"127.0.0.1:{lab_port}", free_port(args.port), args.speed, scenario)
         serve, token, banner = start_service(config, env)
         welcome(banner, token)
         return supervise([serve, lab], stopping)

@@ -26,7 +26,7 @@ const tree: PoolTreeDoc = {
   root: { reservation: 1500, limit: 'unlimited', shares: 1000 },
   pools: [
     { name: 'RP1', reservation: 600, shares: 'normal', children: [{ vm: 'oltp-1', reservation: 400 }, { vm: 'oltp-2' }] },
-    { name: 'RP2', shares: 'high', children: [{ vm: 'ws-1', disk: 'scsi0:1', limit: 300 }] },
+    { name: 'RP2', shares: 'high', children: [{ vm: 'ws-1', disk: 'scsi0:1', limit: 300 }, { tag: 'workload/web', limit: 200 }] },
   ],
 };
 
@@ -57,6 +57,7 @@ describe('pool tree paths', () => {
       ['pools[0].children[1]', 2, 'vm', 'oltp-2'],
       ['pools[1]', 1, 'pool', 'RP2'],
       ['pools[1].children[0]', 2, 'disk', 'ws-1 / scsi0:1'],
+      ['pools[1].children[1]', 2, 'tag', 'workload/web'],
     ]);
   });
 });
@@ -77,7 +78,7 @@ describe('editing', () => {
 
   it('adds and removes nodes', () => {
     const added = addChild(tree, 'pools[1]', { vm: 'ws-2' });
-    expect(getNode(added, 'pools[1].children[1]')).toEqual({ vm: 'ws-2' });
+    expect(getNode(added, 'pools[1].children[2]')).toEqual({ vm: 'ws-2' });
     const top = addChild(tree, 'root', { name: 'RP3', children: [] });
     expect(top.pools).toHaveLength(3);
     const removed = removeNode(added, 'pools[0]');

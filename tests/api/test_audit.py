@@ -49,6 +49,7 @@ def test_each_kind_of_write_is_audited_once(api_env: ApiEnv) -> None:
         ("operator", "POST", "/api/v1/placement", place, "placement", "ok"),
         ("operator", "POST", "/api/v1/pools", {**POOL, "name": "audit-pool"}, "pool.create", "ok"),
         ("admin", "PUT", "/api/v1/schedules/rebalance", {"max_moves": 7}, "schedules.rebalance", "ok"),
+        ("admin", "DELETE", "/api/v1/schedules/rebalance", None, "schedules.rebalance.reset", "ok"),
         ("admin", "POST", "/api/v1/jobs/inventory/run", None, "job.run", "ok"),
         ("admin", "POST", "/api/v1/tokens", token, "token.create", "ok"),
         ("admin", "DELETE", "/api/v1/tokens/audited-token", None, "token.revoke", "ok"),
@@ -58,6 +59,7 @@ def test_each_kind_of_write_is_audited_once(api_env: ApiEnv) -> None:
         (None, "POST", "/api/v1/plans/1/approve", None, "plan.approve", "denied"),
         ("operator", "POST", "/api/v1/plans", {"moves": []}, "plan.create", "invalid"),
         ("operator", "PUT", "/api/v1/schedules/rebalance", {"max_moves": 1}, "schedules.rebalance", "denied"),
+        ("operator", "DELETE", "/api/v1/schedules/rebalance", None, "schedules.rebalance.reset", "denied"),
         # refused by the service: audited by it
         ("admin", "PUT", "/api/v1/schedules/rebalance", {"cron": "daily"}, "schedules.rebalance", "invalid"),
         ("operator", "POST", "/api/v1/plans/999999/approve", None, "plan.approve", "failed"),

@@ -90,6 +90,7 @@ def test_expired_token_is_refused(api_env: ApiEnv) -> None:
         ("operator", "POST", "/api/v1/pods/basil/recommendations", True),
         ("operator", "POST", "/api/v1/jobs/collect/run", False),
         ("operator", "PUT", "/api/v1/schedules/rebalance", False),
+        ("operator", "DELETE", "/api/v1/schedules/rebalance", False),
         ("operator", "GET", "/api/v1/tokens", False),
         ("admin", "GET", "/api/v1/tokens", True),
         ("admin", "POST", "/api/v1/jobs/inventory/run", True),

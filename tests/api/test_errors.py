@@ -155,6 +155,32 @@ def test_pool_problems_are_all_listed_and_nothing_is_saved(api_env: ApiEnv) -> N
     assert {p["field"] for p in checked.get_json()["problems"]} == set(problems)
 
 
+def test_tag_leaves_through_the_api(api_env: ApiEnv) -> None:
+    bad = {
+        "name": "tag-pool",
+        "datastore": "6diskLUN",
+        "pools": [
+            {"name": "p", "children": [{"tag": "workload/oltp"}, {"tag": "workload/no-such-tag"}]},
+            {"name": "q", "children": [{"vm": "oltp-2"}]},
+        ],
+    }
+    checked = api_env.post("/api/v1/pools/validate", role="viewer", json=bad)
+    assert checked.status_code == 200
+    problems = {p["field"]: p["message"] for p in checked.get_json()["problems"]}
+    assert problems.keys() == {"pools[0].children[0].tag", "pools[0].children[1].tag"}, problems
+    assert (
+        "VM 'oltp-2' carries tag 'workload/oltp' and is also in the tree by name"
+        in (problems["pools[0].children[0].tag"])
+    )
+    assert "unknown tag 'workload/no-such-tag'" in problems["pools[0].children[1].tag"]
+
+    good = {**bad, "pools": [{"name": "p", "children": [{"tag": "workload/oltp", "limit": 500}]}]}
+    created = api_env.post("/api/v1/pools", json=good)
+    assert created.status_code == 201, created.get_data(as_text=True)
+    assert created.get_json()["pools"] == good["pools"]  # kept as written: the tag, not its VMs
+    assert api_env.delete("/api/v1/pools/tag-pool").status_code == 204
+
+
 def test_pool_version_conflict_is_409_and_changes_nothing(api_env: ApiEnv) -> None:
     created = api_env.post("/api/v1/pools", json=POOL)
     assert created.status_code == 201, created.get_data(as_text=True)
@@ -207,3 +233,27 @@ def test_cancelled_plan_cannot_be_approved(api_env: ApiEnv) -> None:
     assert resp.status_code == 409
     assert resp.get_json()["error"] == "conflict"
     assert api_env.get(f"/api/v1/plans/{plan_id}").get_json()["state"] == "cancelled"
+
+
+def test_rebalance_window_change_is_shown_kept_and_reset(api_env: ApiEnv) -> None:
+    bad = api_env.put(
+        "/api/v1/schedules/rebalance", role="admin", json={"cron": "0 1 * * sun", "timezone": "Mars"}
+    )
+    assert bad.status_code == 400
+    assert set(fields(bad)) == {"timezone"}
+    assert (
+        api_env.get("/api/v1/schedules").get_json()["rebalance"]["cron"] != "0 1 * * sun"
+    )  # nothing changed
+
+    changed = api_env.put("/api/v1/schedules/rebalance", role="admin", json={"cron": "0 1 * * sun"})
+    assert changed.status_code == 200, changed.get_data(as_text=True)
+    window = api_env.get("/api/v1/schedules").get_json()["rebalance"]
+    assert window["cron"] == "0 1 * * sun"
+    assert window["changed"]["fields"]["cron"] == "0 1 * * sun"
+    assert window["changed"]["by"] == "test-admin"
+
+    reset = api_env.delete("/api/v1/schedules/rebalance", role="admin")
+    assert reset.status_code == 200, reset.get_data(as_text=True)
+    window = reset.get_json()["rebalance"]
+    assert window["changed"] is None
+    assert window["cron"] == api_env.config.schedules.rebalance.cron  # the configuration's window

@@ -170,6 +170,27 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
     assert failures == [], "\n".join(failures)
 
 
+def test_pool_nodes_are_described_with_tag_leaves(document: dict[str, Any]) -> None:
+    node = _validator(document, {"$ref": "#/components/schemas/PoolNode"})
+    good = [
+        {"name": "gold", "shares": "high", "children": [{"vm": "db-1", "disk": "scsi0:1"}]},
+        {"tag": "qos/gold", "reservation": 100, "limit": "unlimited"},
+        {"vm": "db-1", "shares": 500},
+    ]
+    bad = [
+        {"tag": "qos/gold", "vm": "db-1"},  # one kind of node at a time
+        {"tag": "gold"},  # category/name
+        {"tag": "qos/gold", "disk": "scsi0:1"},  # a tag stands for whole VMs
+        {"name": "p", "children": [{"tag": "qos/gold", "shares": "lots"}]},
+    ]
+    assert [list(node.iter_errors(n)) for n in good] == [[], [], []]
+    assert all(list(node.iter_errors(n)) for n in bad)
+    body = document["paths"]["/api/v1/pools"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/PoolDocument"}
+    pools = document["components"]["schemas"]["PoolDocument"]["properties"]["pools"]
+    assert pools["items"] == {"$ref": "#/components/schemas/PoolNode"}
+
+
 def test_error_bodies_conform(api_env: ApiEnv, document: dict[str, Any]) -> None:
     validator = _validator(document, {"$ref": "#/components/schemas/Error"})
     for resp in (

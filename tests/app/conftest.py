@@ -6,6 +6,7 @@ launcher of the test suite; the Service connects with the launcher's connection 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,7 +54,10 @@ def make_service(tmp_path: Path) -> Iterator[ServiceFactory]:
     def make(lab: LabProcess, store: Store | None = None, **kw: Any) -> Service:
         url = f"sqlite:///{tmp_path / 'basil.db'}"
         pod = kw.pop("pod", {})
+        srp = kw.pop("srp", {})  # SrpConfig fields to change, e.g. {"max_changes_per_run": 2}
         config = lab_config(lab, url, **pod)
+        if srp:
+            config = dataclasses.replace(config, srp=dataclasses.replace(config.srp, **srp))
         svc = Service(
             config,
             store if store is not None else Store(url),

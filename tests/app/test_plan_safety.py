@@ -223,3 +223,83 @@ def test_window_closing_stops_new_moves(lab: LabProcess, make_service: ServiceFa
         "6diskLUN",
     )
     collect(svc, 1, pause_s=0)
+
+
+ADMIN = Actor("window-admin", "admin", "127.0.0.1")
+
+
+def test_window_applies_a_fresh_plan_of_an_automatic_pod_within_its_budget(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    lab.reset()
+    svc = make_service(lab, pod={"mode": "automatic"})
+    collect(svc, 6)
+    assert svc.run_job("model")["outcome"] == "succeeded"
+    svc.set_rebalance_window({"max_moves": 1}, ADMIN)  # the window's budget: one move
+    before = _placement(lab)
+    assert svc.plans() == []  # no approved plan waits: the window must make one
+
+    out = svc.rebalance_window(datetime.now(UTC) + timedelta(hours=1))
+    plan_id = out["pods"]["basil-pod"]["plan"]
+    plan = svc.plan(plan_id)
+    assert plan["source"] == "window"
+    assert (plan["created_by"], plan["approved_by"]) == ("basil", "basil")  # approved by the system itself
+    states = [m["state"] for m in plan["moves"]]
+    assert len(states) >= 2, plan  # the §6.3 pod needs more than the budget allows
+    assert states == ["succeeded"] + ["skipped"] * (len(states) - 1), plan["moves"]
+    assert all("budget of moves spent" in m["message"] for m in plan["moves"][1:])
+    assert out["budget_left"]["moves"] == 0
+    assert out["pods"]["basil-pod"]["state"] == "succeeded"
+
+    after = _placement(lab)
+    moved = {vm for vm in before if before[vm] != after[vm]}
+    first = plan["moves"][0]
+    assert moved == {first["vm"]}, (before, after)
+    assert after[first["vm"]] == first["to_name"]
+
+
+def test_window_leaves_a_manual_pod_without_an_approved_plan_alone(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    lab.reset()
+    svc = make_service(lab)  # mode: manual, the default
+    collect(svc, 6)
+    assert svc.run_job("model")["outcome"] == "succeeded"
+    before = _placement(lab)
+    out = svc.rebalance_window(datetime.now(UTC) + timedelta(hours=1))
+    assert out["pods"]["basil-pod"] == "nothing to apply"
+    assert svc.plans() == []
+    assert _placement(lab) == before
+
+
+def test_move_progress_is_recorded_from_the_vcenter_task_while_it_copies(
+    slow_lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    slow_lab.reset()
+    svc = make_service(slow_lab)
+    (disk,) = _disk_ids(svc, "webserver-1")
+    plan = svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "9diskLUN"}])
+    svc.apply_plan(plan["id"], OPERATOR)
+    seen: list[tuple[int, int, int]] = []  # (move progress in the store, plan progress, vCenter's task)
+
+    def sample() -> bool:
+        current = svc.plan(plan["id"])
+        move = current["moves"][0]
+        if move["state"] == "running":
+            relocations = slow_lab.control("GET", "/lab/placement")["relocations"] or []
+            task = next((r for r in relocations if r["vm"] == "webserver-1" and r["running"]), None)
+            if task is not None:
+                seen.append((move["progress"], current["progress"], task["progress"]))
+        return bool(current["state"] in ("succeeded", "failed"))
+
+    wait_until(sample, 240, "the move to finish")
+    done = svc.plan(plan["id"])
+    assert done["state"] == "succeeded", done
+    assert (done["moves"][0]["progress"], done["progress"]) == (100, 100)
+    midway = [s for s in seen if 0 < s[0] < 100]
+    assert midway, f"no progress between 0 and 100 was recorded while vCenter copied: {seen}"
+    recorded = [s[0] for s in seen]
+    assert recorded == sorted(recorded), "progress never goes back"
+    # What the store says was read from vCenter's task, read here just after: never ahead of it.
+    assert all(store <= vcenter for store, _plan, vcenter in seen), seen
+    assert all(plan_pct == store for store, plan_pct, _ in seen)  # one move: the plan's progress is its

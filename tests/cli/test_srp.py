@@ -177,3 +177,25 @@ def test_capacity_is_required() -> None:
     result = run("--pools", str(EXAMPLES / "srp-pools.yaml"), "--demand", str(EXAMPLES / "srp-demand.json"))
     assert result.exit_code == 2
     assert "--capacity" in result.stderr
+
+
+def test_tag_leaves_read_their_vms_from_the_tags_file(tmp_path: Path) -> None:
+    pools = (
+        "root: {reservation: 300}\npools:\n  - {name: gold, children: [{tag: qos/gold, reservation: 100}]}\n"
+    )
+    demand = {"A": {"iops": 200, "latency_ms": 30}, "B": {"iops": 50, "latency_ms": 30}}
+    tags = tmp_path / "tags.json"
+    tags.write_text(json.dumps({"qos/gold": ["A", "B"]}), encoding="utf-8")
+    result = run(*files(tmp_path, pools, demand), "--capacity", "1000", "--tags", str(tags), "--json")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert set(out["vms"]) == {"A", "B"}
+    assert all(out["vms"][vm]["reservation"] >= 100 for vm in ("A", "B"))
+    assert out["pools"]["gold"]["demand"] == 300  # B's 50 IOPS clamped up to its reservation 100
+
+    without = run(*files(tmp_path, pools, demand), "--capacity", "1000")
+    assert without.exit_code == 2
+    assert without.stdout == ""
+    assert "pools.yaml:pools[0].children[0].tag: a tag leaf needs to know which VMs carry the tag" in (
+        without.stderr
+    )

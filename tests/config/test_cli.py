@@ -64,4 +64,4 @@ def test_show_names_secrets_but_never_reads_them(tmp_path: Path) -> None:
 def test_default_is_the_packaged_file() -> None:
     done = CliRunner().invoke(main, ["config", "default"])
     assert done.exit_code == 0
-    assert yaml.safe_load(done.output)["store"]["url"] == "sqlite:///var/basil.db"
+    assert yaml.safe_load(done.output)["store"]["url"] == "sqlite:///var/demo/basil.db"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from basil.errors import ValidationError
 from basil.srp.capacity import ArrayState
 from basil.srp.demand import DemandSnapshot, VmStats, tree_demand
-from basil.srp.engine import SrpResult, allocate, control_step
+from basil.srp.engine import Allocation, SrpResult, allocate, control_step
 from basil.srp.params import SrpParams
 from basil.srp.tree import Controls, LeafSpec, NodeKind, PoolSpec, PoolTree, build_tree
 
@@ -298,6 +298,29 @@ def test_every_child_within_its_reservation_and_temporary_limit(scenario: Scenar
             assert all(math.isclose(x, levels[0], rel_tol=1e-7) for x in levels)
 
 
+def _same(a: float, b: float) -> bool:
+    """Equal, or equal within float tolerance (an unlimited limit must stay unlimited)."""
+    return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def _differences(label: str, a: SrpResult, b: SrpResult) -> list[str]:
+    """Every (table, name, field) whose value differs between two results, for a readable failure."""
+    out: list[str] = []
+    tables = {"root": ({"root": a.root}, {"root": b.root}), "pool": (a.pools, b.pools), "vm": (a.vms, b.vms)}
+    for table, (left, right) in tables.items():
+        if set(left) != set(right):
+            out.append(f"{label}: {table} names {sorted(left)} != {sorted(right)}")
+            continue
+        for name in left:
+            x, y = left[name], right[name]
+            for field in Allocation._fields:
+                if not _same(getattr(x, field), getattr(y, field)):
+                    out.append(f"{label}: {table} {name}.{field} {getattr(x, field)} != {getattr(y, field)}")
+    if set(a.hosts) != set(b.hosts) or not all(_same(a.hosts[h], b.hosts[h]) for h in a.hosts):
+        out.append(f"{label}: hosts {dict(a.hosts)} != {dict(b.hosts)}")
+    return out
+
+
 @settings(max_examples=150, deadline=None)
 @given(scenario=scenarios(), seed=st.integers(0, 2**32 - 1), capacity=st.floats(0, 20000))
 def test_order_of_children_does_not_change_the_result(scenario: Scenario, seed: int, capacity: float) -> None:
@@ -307,15 +330,21 @@ def test_order_of_children_does_not_change_the_result(scenario: Scenario, seed: 
     rng.shuffle(pools)
     rng.shuffle(leaves)
     shuffled = allocate(build_tree(scenario.root, pools, leaves), scenario.demand, capacity, PARAMS)
-    for name, a in result.vms.items():
-        b = shuffled.vms[name]
-        for x, y in zip(
-            (a.reservation, a.limit, a.shares, a.entitlement),
-            (b.reservation, b.limit, b.shares, b.entitlement),
-            strict=True,
-        ):
-            assert x == y or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-6)
-    assert set(result.pools) == set(shuffled.pools)
+    # Every pool's and VM's (and the root's) R, L, S, entitlement and demand, and every host's Q_h.
+    assert _differences("shuffled", result, shuffled) == []
+    assert len(result.pools) == len(scenario.pools)
+    assert len(result.vms) == len({leaf.vm for leaf in scenario.leaves})
+
+
+def test_order_check_compares_pools_too() -> None:
+    # The comparison above reports a pool's value, not only its name: two capacities give the same
+    # names but different entitlements of pool P.
+    tree = build_tree(controls(100), [pool("P")], [vm("x", "P"), vm("y", "P")])
+    demand = snapshot(x=demanding(300, host="h1"), y=demanding(300, host="h2"))
+    a, b = allocate(tree, demand, 400, PARAMS), allocate(tree, demand, 500, PARAMS)
+    assert _differences("same", a, a) == []
+    found = _differences("capacity", a, b)
+    assert any("pool P.entitlement" in d for d in found), found
 
 
 @settings(max_examples=150, deadline=None)

@@ -7,9 +7,17 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from basil.errors import ValidationError
-from basil.srp.pools_file import load_demand, load_pools, pools_from_data, read_demand, read_pools
+from basil.srp.pools_file import (
+    load_demand,
+    load_pools,
+    pools_from_data,
+    read_demand,
+    read_pools,
+    read_tags,
+)
 from basil.srp.tree import NodeKind, PoolTree
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -179,9 +187,149 @@ def test_problems_below_a_pool_without_a_name_are_still_reported(tmp_path: Path)
     )
     assert found == [
         "pools.yaml:pools[0].name: must be a string, got 5 (quote it in YAML)",
-        "pools.yaml:pools[0].children[1]: needs name (a pool) or vm (a VM or disk leaf)",
+        "pools.yaml:pools[0].children[1]: needs name (a pool), vm (a VM or disk leaf) or tag (the VMs "
+        "carrying a tag)",
         "pools.yaml:pools[0].children[0].reservation: must not be negative (got -1)",
     ]
+
+
+# --- tag leaves -------------------------------------------------------------------------------------
+
+TAGS = {
+    "qos/gold": ("db1", "db2"),
+    "qos/silver": ("web1", "web2", "db2"),
+    "qos/bronze": ("batch1",),
+    "qos/empty": (),
+}
+
+
+def tag_tree(text: str, tags: dict[str, tuple[str, ...]] | None = None) -> tuple[PoolTree | None, list[str]]:
+    tree, problems = pools_from_data(yaml.safe_load(text), tags=TAGS if tags is None else tags)
+    return tree, [str(p) for p in problems]
+
+
+def test_a_tag_leaf_is_one_whole_vm_leaf_per_tagged_vm_with_its_settings() -> None:
+    tree, problems = tag_tree(
+        """
+root: {reservation: 500}
+pools:
+  - name: gold
+    shares: high
+    children: [{tag: qos/gold, reservation: 100, limit: 900, shares: low}]
+  - name: batch
+    children: [{tag: qos/bronze}, {tag: qos/empty}, {vm: other}]
+"""
+    )
+    assert problems == []
+    assert tree is not None
+    by_name = {n.name: n for n in tree.nodes}
+    assert tree.vm_names() == {"db1", "db2", "batch1", "other"}
+    for vm in ("db1", "db2"):
+        assert by_name[vm].kind is NodeKind.VM
+        assert tree.nodes[by_name[vm].parent].name == "gold"
+        assert (by_name[vm].controls.reservation, by_name[vm].controls.limit) == (100, 900)
+        assert by_name[vm].controls.shares == 500
+    assert tree.nodes[by_name["batch1"].parent].name == "batch"
+
+
+def test_two_tags_of_one_pool_reach_a_vm_once() -> None:
+    tree, problems = tag_tree("pools:\n  - {name: P, children: [{tag: qos/gold}, {tag: qos/silver}]}\n")
+    assert problems == []
+    assert tree is not None
+    assert sorted(n.name for n in tree.leaves) == ["db1", "db2", "web1", "web2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/platinum}]}\n",
+            "POOLS.yaml:pools[0].children[0].tag: unknown tag 'qos/platinum'",
+            id="unknown-tag",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: gold}]}\n",
+            "POOLS.yaml:pools[0].children[0].tag: must be category/name, got 'gold'",
+            id="no-category",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold, disk: 'scsi0:0'}]}\n",
+            "POOLS.yaml:pools[0].children[0].disk: unknown key",
+            id="tag-with-disk",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold, vm: db1}]}\n",
+            "POOLS.yaml:pools[0].children[0]: has both vm and tag",
+            id="tag-and-vm",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold, reservation: 9, limit: 3}]}\n",
+            "POOLS.yaml:pools[0].children[0].reservation: reservation 9 is above the limit 3",
+            id="bad-controls",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold}]}\n  - {name: Q, children: [{vm: db2}]}\n",
+            "POOLS.yaml:pools[0].children[0].tag: VM 'db2' carries tag 'qos/gold' and is also in the "
+            "tree by name at pools[1].children[0]; give it one place",
+            id="name-and-tag",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold}, {vm: db1, disk: 'scsi0:1'}]}\n",
+            "VM 'db1' carries tag 'qos/gold' and is also in the tree by its disk 'scsi0:1' at "
+            "pools[0].children[1]",
+            id="disk-and-tag",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold}]}\n"
+            "  - {name: Q, children: [{tag: qos/silver}]}\n",
+            "POOLS.yaml:pools[1].children[0].tag: VM 'db2' carries tags 'qos/gold' (in pool 'P', at "
+            "pools[0].children[0]) and 'qos/silver' (in pool 'Q'); a VM can be in one pool only",
+            id="two-tags-two-pools",
+        ),
+        pytest.param(
+            "pools:\n  - {name: P, children: [{tag: qos/gold, limit: 50}, {tag: qos/silver}]}\n",
+            "POOLS.yaml:pools[0].children[1].tag: VM 'db2' carries tags 'qos/gold' (at pools[0].children[0]) "
+            "and 'qos/silver' of the same pool with different reservation, limit or shares",
+            id="two-tags-one-pool-different-settings",
+        ),
+    ],
+)
+def test_each_tag_problem_names_its_field(text: str, expected: str) -> None:
+    tree, found = tag_tree(text)
+    assert tree is None
+    assert any(expected in p for p in found), found
+
+
+def test_tag_conflicts_name_vms_by_their_labels_and_are_all_reported() -> None:
+    data = {"pools": [{"name": "P", "children": [{"tag": "qos/gold"}]}, {"tag": "qos/silver"}]}
+    tree, problems = pools_from_data(
+        data, tags={"qos/gold": ("vm-1", "vm-2"), "qos/silver": ("vm-1", "vm-2")}, labels={"vm-1": "db1"}
+    )
+    assert tree is None
+    found = [str(p) for p in problems]
+    assert len(found) == 2, found
+    assert "VM 'db1' carries tags 'qos/gold' (in pool 'P'" in found[0]
+    assert "'qos/silver' (under the root)" in found[0]
+    assert "VM 'vm-2'" in found[1]
+
+
+def test_tag_leaves_without_tags_are_a_problem() -> None:
+    tree, problems = pools_from_data({"pools": [{"tag": "qos/gold"}]})
+    assert tree is None
+    assert [p.field for p in problems] == ["POOLS.yaml:pools[0].tag"]
+    assert "--tags" in problems[0].message
+
+
+def test_tags_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "tags.json", json.dumps({"qos/gold": ["a", "b"], "gold": ["c"], "qos/x": [1]}))
+    tags, problems = read_tags(path)
+    assert tags == {"qos/gold": ("a", "b")}
+    assert [str(p) for p in problems] == [
+        "tags.json:gold: a tag is named category/name",
+        "tags.json:qos/x: must be a list of VM names",
+    ]
+    assert read_tags(write(tmp_path, "bad.json", "[1]"))[0] is None
+    assert read_tags(tmp_path / "missing.json")[0] is None
 
 
 def test_reservable_capacity_is_admission_control(tmp_path: Path) -> None:

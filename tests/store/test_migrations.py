@@ -7,7 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
 from basil.store import Store
-from basil.store.migrate import current_revision, downgrade, head_revision, history, upgrade_sql
+from basil.store.migrate import current_revision, downgrade, head_revision, history, upgrade, upgrade_sql
 from basil.store.models import Base, RollupState
 
 
@@ -59,14 +59,36 @@ def test_upgrade_is_idempotent_and_downgrade_removes_everything(empty_store_url:
         store.dispose()
 
 
-def test_history_names_the_first_revision() -> None:
-    assert history()[0][0] == "0001"
+def test_history_names_the_revisions_in_order() -> None:
+    assert [rev for rev, _ in history()][:2] == ["0001", "0002"]
 
 
 def test_offline_sql_for_a_dba() -> None:
     sql = upgrade_sql("postgresql+psycopg://basil@db/basil")
     assert "CREATE TABLE plans" in sql
     assert "CREATE TABLE apscheduler_jobs" in sql
+    assert "CREATE TABLE setting_overrides" in sql
+
+
+def test_0002_upgrades_a_store_of_0001_keeping_its_rows(empty_store_url: str) -> None:
+    store = Store(empty_store_url)
+    try:
+        upgrade(store.engine, "0001")
+        with store.engine.begin() as conn:
+            conn.execute(text("UPDATE rollup_state SET watermark = 42 WHERE kind = 'disk' AND level = 300"))
+        assert "setting_overrides" not in store.table_names()
+        store.upgrade()
+        assert current_revision(store.engine) == "0002"
+        assert "setting_overrides" in store.table_names()
+        with store.read_session() as session:
+            kept = session.execute(
+                select(RollupState.watermark).where(RollupState.kind == "disk", RollupState.level == 300)
+            ).scalar_one()
+        assert kept == 42
+        downgrade(store.engine, "0001")
+        assert "setting_overrides" not in store.table_names()
+    finally:
+        store.dispose()
 
 
 def test_sqlite_pragmas(tmp_path: object) -> None:

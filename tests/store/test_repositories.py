@@ -8,7 +8,17 @@ import pytest
 
 from basil.config import RetentionConfig
 from basil.errors import ConflictError, NotFoundError
-from basil.store import Store, applied, audit, fits, inventory, job_runs, recommendations, srp_pools
+from basil.store import (
+    Store,
+    applied,
+    audit,
+    fits,
+    inventory,
+    job_runs,
+    overrides,
+    recommendations,
+    srp_pools,
+)
 from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef
 
@@ -163,3 +173,24 @@ def test_retention_pass(store: Store) -> None:
     assert counts["audit_log"] == 1
     assert counts["job_runs"] == 1
     assert counts["disk/raw"] == 0
+
+
+def test_setting_overrides_are_kept_replaced_and_forgotten(store: Store) -> None:
+    with store.session() as session:
+        assert overrides.get_override(session, "schedules.rebalance") is None
+        overrides.put_override(session, "schedules.rebalance", {"cron": "0 1 * * sun"}, by="ann", now=NOW)
+    with store.session() as session:
+        later = NOW + timedelta(minutes=5)
+        overrides.put_override(
+            session, "schedules.rebalance", {"cron": "0 3 * * sun", "duration": "2h"}, by="bob", now=later
+        )
+    with store.read_session() as session:
+        kept = overrides.get_override(session, "schedules.rebalance")
+        assert kept is not None
+        assert kept.value == {"cron": "0 3 * * sun", "duration": "2h"}
+        assert (kept.updated_by, kept.updated_at) == ("bob", later)
+    with store.session() as session:
+        assert overrides.delete_override(session, "schedules.rebalance") is True
+        assert overrides.delete_override(session, "schedules.rebalance") is False
+    with store.read_session() as session:
+        assert overrides.get_override(session, "schedules.rebalance") is None

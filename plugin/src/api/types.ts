@@ -255,6 +255,8 @@ export interface PoolNode extends Controls {
   name?: string;
   vm?: string;
   disk?: string;
+  /** A tag leaf: `category/name`, every VM carrying the vSphere tag (the service expands it). */
+  tag?: string;
   children?: PoolNode[];
 }
 

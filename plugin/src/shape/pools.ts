@@ -9,7 +9,7 @@ export type NodePath = string;
 export interface PoolRow {
   path: NodePath;
   depth: number;
-  kind: 'root' | 'pool' | 'vm' | 'disk';
+  kind: 'root' | 'pool' | 'vm' | 'disk' | 'tag';
   label: string;
   node: PoolNode | Controls;
 }
@@ -34,11 +34,13 @@ export function childPath(parent: NodePath, index: number): NodePath {
 
 function kindOf(node: PoolNode): PoolRow['kind'] {
   if (node.vm !== undefined) return node.disk ? 'disk' : 'vm';
+  if (node.tag !== undefined) return 'tag';
   return 'pool';
 }
 
 function labelOf(node: PoolNode): string {
   if (node.vm !== undefined) return node.disk ? `${node.vm} / ${node.disk}` : node.vm;
+  if (node.tag !== undefined) return node.tag;
   return node.name ?? '(unnamed pool)';
 }
 

@@ -22,7 +22,7 @@ import {
 } from '../shape/pools';
 import { Alert, ErrorAlert, LoadGate, Section, Spinner, useApp, useLoad } from './common';
 
-type Field = 'name' | 'vm' | 'disk' | 'reservation' | 'limit' | 'shares';
+type Field = 'name' | 'vm' | 'disk' | 'tag' | 'reservation' | 'limit' | 'shares';
 
 function FieldInput({
   row,
@@ -98,7 +98,7 @@ export function PoolTreeEditor({
 
   const edit = (path: NodePath, field: Field, text: string) => {
     setDrafts((d) => ({ ...d, [`${path}/${field}`]: text }));
-    const value = field === 'name' || field === 'vm' || field === 'disk' ? text.trim() || undefined : parseControl(text);
+    const value = field === 'name' || field === 'vm' || field === 'disk' || field === 'tag' ? text.trim() || undefined : parseControl(text);
     setDoc((d) => updateNode(d, path, { [field]: value } as Partial<PoolNode>));
     setNotice(null);
   };
@@ -118,7 +118,7 @@ export function PoolTreeEditor({
   const fieldProblems = (row: PoolRow, field: string) =>
     (placed.byNode.get(row.path) ?? []).filter((p) => p.field === field).map((p) => p.message);
   const nodeProblems = (row: PoolRow) =>
-    (placed.byNode.get(row.path) ?? []).filter((p) => !['name', 'vm', 'disk', 'reservation', 'limit', 'shares'].includes(p.field));
+    (placed.byNode.get(row.path) ?? []).filter((p) => !['name', 'vm', 'disk', 'tag', 'reservation', 'limit', 'shares'].includes(p.field));
 
   const run = async (what: string, action: () => Promise<void>) => {
     setBusy(what);
@@ -239,6 +239,7 @@ export function PoolTreeEditor({
                       <FieldInput row={row} field="disk" value={textOf(row, 'disk')} problems={fieldProblems(row, 'disk')} onChange={(t) => edit(row.path, 'disk', t)} placeholder="all disks" width={8} />
                     </>
                   )}
+                  {row.kind === 'tag' && <FieldInput row={row} field="tag" value={textOf(row, 'tag')} problems={fieldProblems(row, 'tag')} onChange={(t) => edit(row.path, 'tag', t)} placeholder="category/name" width={18} />}
                 </div>
                 {nodeProblems(row).map((p, i) => (
                   <div key={i} className="basil-field-error" data-testid="pool-problem">
@@ -267,6 +268,9 @@ export function PoolTreeEditor({
                     <button type="button" className="btn btn-sm btn-link" onClick={() => restructure(addChild(doc, row.path, { vm: '' }))} data-testid={`pool-${row.path}-add-vm`}>
                       + VM
                     </button>
+                    <button type="button" className="btn btn-sm btn-link" onClick={() => restructure(addChild(doc, row.path, { tag: '' }))} data-testid={`pool-${row.path}-add-tag`}>
+                      + tag
+                    </button>
                   </>
                 )}
                 {row.kind !== 'root' && (
@@ -281,7 +285,9 @@ export function PoolTreeEditor({
       </table>
       <p className="basil-muted basil-help">
         Reservation and limit in IOPS (limit blank or "unlimited" for none); shares a number or low / normal / high.
-        A VM row covers all its disks on this datastore unless a disk (scsi0:1) is named.
+        A VM row covers all its disks on this datastore unless a disk (scsi0:1) is named. A tag row (category/name)
+        stands for every VM carrying that vSphere tag, each with the row's settings; a VM is reached once, by name or by
+        the tags of one pool.
       </p>
     </div>
   );

@@ -314,6 +314,68 @@ PLACEMENT_RESULT: Schema = {
     },
 }
 
+# The nodes of a pool tree, as `basil srp` reads them and the service stores them. Requests refer to
+# them by $ref, which basil.api.validation does not follow: the SRP validation checks a tree in full
+# and reports every problem at once with its path, so the schema here documents, it does not enforce.
+_POOL_CONTROL_PROPERTIES: Schema = {
+    "reservation": {"type": "number", "minimum": 0, "description": "IOPS; 0 when absent"},
+    "limit": {
+        "anyOf": [{"type": "number", "minimum": 0}, {"const": "unlimited"}],
+        "description": "IOPS, or 'unlimited' (the default)",
+    },
+    "shares": {
+        "anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"enum": ["low", "normal", "high"]}],
+        "description": "a number, or low/normal/high = 500/1000/2000; normal when absent",
+    },
+}
+
+POOL_CONTROLS: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": _POOL_CONTROL_PROPERTIES,
+}
+
+POOL_NODE: Schema = {
+    "description": "a pool (name, children), a VM or disk leaf (vm, disk), or a tag leaf (tag) standing for "
+    "every VM that carries the vSphere tag, each with the tag leaf's settings. A VM is reached once: by name "
+    "or by tags of one pool",
+    "oneOf": [
+        {
+            "title": "pool",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name"],
+            "properties": {"name": STRING, **_POOL_CONTROL_PROPERTIES, "children": array(ref("PoolNode"))},
+        },
+        {
+            "title": "VM or disk leaf",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["vm"],
+            "properties": {
+                "vm": {"type": "string", "description": "the VM's name or managed object id"},
+                "disk": {"type": "string", "description": "one virtual disk, like scsi0:1"},
+                **_POOL_CONTROL_PROPERTIES,
+            },
+        },
+        {
+            "title": "tag leaf",
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["tag"],
+            "properties": {
+                "tag": {
+                    "type": "string",
+                    "pattern": "^[^/]+/.+$",
+                    "description": "category/name of a vSphere tag; its VMs are read from vCenter at "
+                    "every control step",
+                },
+                **_POOL_CONTROL_PROPERTIES,
+            },
+        },
+    ],
+}
+
 POOL_TREE: Schema = {
     "type": "object",
     "required": ["name"],
@@ -321,8 +383,8 @@ POOL_TREE: Schema = {
         "name": STRING,
         "datastore": N_STRING,
         "version": INTEGER,
-        "root": {"type": ["object", "null"]},
-        "pools": {"type": ["array", "object", "null"]},
+        "root": {"anyOf": [ref("PoolControls"), {"type": "null"}]},
+        "pools": {"type": ["array", "null"], "items": ref("PoolNode")},
     },
 }
 
@@ -394,6 +456,20 @@ REBALANCE_WINDOW: Schema = {
         "max_gb": NUMBER,
         "enabled": BOOLEAN,
         "next_window": {"type": ["object", "array", "string", "null"]},
+        "changed": {
+            "description": "the fields changed through PUT /schedules/rebalance, kept in the store and "
+            "applied over the configuration file's window at every start (they win over the file and its "
+            "environment overrides); null while the file's window is in force. DELETE "
+            "/schedules/rebalance forgets them.",
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"fields": OBJECT, "at": TIME, "by": STRING},
+                    "required": ["fields", "at", "by"],
+                },
+                {"type": "null"},
+            ],
+        },
     },
 }
 
@@ -506,11 +582,17 @@ PLACEMENT_REQUEST: Schema = {
 
 POOL_DOCUMENT: Schema = {
     "type": "object",
-    "description": "a pool tree as `basil srp` reads it; checked in full by the SRP validation",
+    "description": "a pool tree as `basil srp` reads it, for one datastore; checked in full by the SRP "
+    "validation (every problem at once, each with its path such as pools[0].children[1].tag)",
     "required": ["name"],
     "properties": {
         "name": {"type": "string", "minLength": 1, "maxLength": 63},
         "version": {"type": "integer", "minimum": 0},
+        "datastore": {"type": "string", "description": "the datastore's name or managed object id"},
+        "vcenter": {"type": "string", "description": "a configured vCenter's name (the first by default)"},
+        "sioc": {"type": "boolean", "description": "enable SIOC on the datastore with L_c as its threshold"},
+        "root": {"anyOf": [ref("PoolControls"), {"type": "null"}]},
+        "pools": {"type": ["array", "null"], "items": ref("PoolNode")},
     },
 }
 
@@ -572,6 +654,8 @@ COMPONENTS: dict[str, Schema] = {
     "Plan": PLAN,
     "PlacementResult": PLACEMENT_RESULT,
     "PoolTree": POOL_TREE,
+    "PoolControls": POOL_CONTROLS,
+    "PoolNode": POOL_NODE,
     "PoolProblems": POOL_PROBLEMS,
     "Entitlements": ENTITLEMENTS,
     "Job": JOB,

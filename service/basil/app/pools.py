@@ -6,13 +6,16 @@ A document, as the API takes it::
      "sioc": true,                                   # enable SIOC with L_c as its threshold
      "root": {"reservation", "limit", "shares"},     # optional
      "pools": [{"name": "gold", "shares": "high", "children": [{"vm": "db-1", "reservation": 400},
-                                                                {"vm": "web-2", "disk": "scsi0:1"}]}]}
+                                                                {"vm": "web-2", "disk": "scsi0:1"},
+                                                                {"tag": "qos/gold", "limit": 800}]}]}
 
-Leaves name VMs by name or moid; the tree is built over moids so that demand, results and settings
-key on what vCenter keys on. Validation reports every problem at once: the document's shape, the
+Leaves name VMs by name or moid, or by a vSphere tag (``category/name``: every VM carrying it, from
+the inventory's tags); the tree is built over moids so that demand, results and settings key on what
+vCenter keys on. Tag leaves are expanded again at every validation, so the SRP loop follows tags as
+they are attached and removed. Validation reports every problem at once: the document's shape, the
 tree's own rules (:func:`basil.srp.pools_file.pools_from_data`, admission control against the
-datastore's reservable IOPS when configured), unknown datastores and VMs, and a second tree on a
-datastore that has one.
+datastore's reservable IOPS when configured, tag conflicts), unknown datastores, VMs and tags, and a
+second tree on a datastore that has one.
 """
 
 from __future__ import annotations
@@ -43,6 +46,19 @@ class PoolDocument:
     tree: PoolTree
     document: dict[str, Any]  # as given (VM names kept), minus ``version``
     vm_names: Mapping[str, str]  # moid -> name, for the read models
+
+
+def vm_tags(inventory: Inventory) -> dict[str, tuple[str, ...]]:
+    """Every tag of the inventory (``category/name``) and the moids of the VMs carrying it (sorted)."""
+    out: dict[str, list[str]] = {tag.path: [] for tag in inventory.tags.values()}
+    for moid, ids in inventory.tag_assignments.items():
+        if moid not in inventory.vms:
+            continue  # tags on datastores do not make VMs members
+        for tag_id in dict.fromkeys(ids):
+            tag = inventory.tags.get(tag_id)
+            if tag is not None:
+                out[tag.path].append(moid)
+    return {path: tuple(sorted(moids)) for path, moids in out.items()}
 
 
 def _walk_leaves(nodes: Any, path: str, visit: Any) -> None:
@@ -127,7 +143,11 @@ def parse_pool_document(  # noqa: PLR0912, PLR0915 - every field checked, all pr
         _walk_leaves(tree_data.get("pools"), "pools", to_moid)
     ds_name = inventory.datastores[datastore].name if inventory is not None and datastore else ""
     capacity = reservable_iops.get(ds_name) if ds_name else None
-    tree, tree_problems = pools_from_data(tree_data, capacity, source="pools")
+    tags = vm_tags(inventory) if inventory is not None else None
+    labels = {moid: vm.name for moid, vm in inventory.vms.items()} if inventory is not None else None
+    tree, tree_problems = pools_from_data(tree_data, capacity, source="pools", tags=tags, labels=labels)
+    if tree is not None and labels is not None:
+        names.update((moid, labels[moid]) for moid in tree.vm_names() if moid in labels)
     # pools_from_data prefixes its fields with the source; the API's fields are the document's own.
     problems += [Problem(p.field.removeprefix("pools:"), p.message) for p in tree_problems]
     if problems or tree is None:

@@ -10,14 +10,19 @@ otherwise it is new (§6.3). Rules come from the configuration and from tags:
 - anti-affinity: VMs sharing a tag of the category ``basil-anti-affinity`` never share a datastore
   (Basil's convention; vSphere's own anti-affinity rules live on datastore clusters and are not
   read yet);
-- ping-pong: each disk's last successful move, from the plans in the store.
+- ping-pong: each disk's last successful move, from the plans in the store;
+- ``balance.latency_threshold_ms``: Storage DRS's I/O latency threshold. A round recommends no move
+  while no datastore of the pod is observed above it (:mod:`basil.core.latency_gate`), judged on the
+  newest host samples collected (each datastore's latency IOPS-weighted over its hosts); the round
+  still reports the imbalance, and its stop reason says why nothing moves.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +30,7 @@ from typing import Any
 from basil.app.pods import ResolvedPod
 from basil.config import BalanceConfig
 from basil.core.balancer import recommend
+from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency, latency_gate, without_moves
 from basil.core.params import BalancerParams
 from basil.core.plan import Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
@@ -32,12 +38,15 @@ from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
 from basil.store.samples import DiskRef
-from basil.vcenter.types import Inventory
+from basil.vcenter.types import HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
 
 ANTI_AFFINITY_CATEGORY = "basil-anti-affinity"
 GB = 2**30
+# Host samples this much older than a pod's newest one are left out of its latency: a host that
+# stopped doing IO on a datastore (or stopped reporting) must not keep an old latency alive.
+LATENCY_SAMPLE_AGE_S = 60.0
 
 
 def balancer_params(balance: BalanceConfig) -> BalancerParams:
@@ -156,6 +165,18 @@ def build_snapshot(
     return PodSnapshot(snapshot, balancer_params(balance), tuple(unmodelled), keys, notes)
 
 
+def pod_latency_gate(pod: ResolvedPod, samples: Iterable[HostDatastoreSample]) -> LatencyGate:
+    """The pod's I/O latency gate from the newest host samples of its datastores."""
+    mine = [s for s in samples if s.datastore in pod.datastores]
+    newest = max((s.timestamp for s in mine), default=None)
+    observed = datastore_latency(
+        HostLatency(s.datastore, s.iops or 0.0, s.latency_ms if s.latency_ms is not None else math.nan)
+        for s in mine
+        if newest is not None and (newest - s.timestamp).total_seconds() <= LATENCY_SAMPLE_AGE_S
+    )
+    return latency_gate(pod.config.balance.latency_threshold_ms, observed, pod.datastores)
+
+
 def readable(text: str, inventory: Inventory) -> str:
     """The core's reason text names datastores and VMs by moid; people know them by name."""
     names = {ds.moid: ds.name for ds in inventory.datastores.values()}
@@ -213,12 +234,32 @@ def round_summary(plan: Plan, pod: str, ps: PodSnapshot) -> dict[str, Any]:
 
 
 def run_round(
-    store: Store, pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, now: datetime | None = None
+    store: Store,
+    pod: ResolvedPod,
+    inventory: Inventory,
+    ps: PodSnapshot,
+    now: datetime | None = None,
+    *,
+    host_samples: Iterable[HostDatastoreSample] | None = None,
 ) -> Round:
-    """Recommend for one pod and save the round (its previous open recommendations become superseded)."""
+    """Recommend for one pod and save the round (its previous open recommendations become superseded).
+
+    With *host_samples* (the newest per host and datastore), the pod's I/O latency gate applies: while
+    it is closed (no datastore above the threshold) the round recommends no move.
+    """
     at = now or datetime.now(UTC)
+    latency = pod_latency_gate(pod, host_samples) if host_samples is not None else None
     plan = recommend(ps.snapshot, ps.params)
+    if latency is not None and not latency.open:
+        names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+        plan = without_moves(plan, pod.name, latency.reason(names))
     summary = round_summary(plan, pod.name, ps)
+    if latency is not None:
+        summary["latency"] = {
+            "threshold_ms": latency.threshold_ms,
+            "observed_ms": dict(latency.latency_ms),
+            "balancing": latency.open,
+        }
     specs: list[RecommendationSpec] = []
     for move in plan.moves:
         for disk, size, load in zip(move.disks, move.disk_sizes_gb, move.disk_loads, strict=True):

@@ -41,6 +41,7 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
+from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
 from basil.app.vcenters import VCenterLink, connection_params
@@ -56,7 +57,6 @@ from basil.app.view_cache import (
     ReadCache,
 )
 from basil.config import BasilConfig, VCenterConfig, store_url
-from basil.config.durations import parse_duration
 from basil.config.schema import RebalanceWindowConfig
 from basil.core.device_model import DeviceModelParams
 from basil.core.placement import PlacementRequest, place, placement_to_dict
@@ -67,6 +67,7 @@ from basil.store import job_runs as runs
 from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
+from basil.store.overrides import Override, delete_override, get_override, put_override
 from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef, latest_sample_time, roll_up
 from basil.vcenter.connection import ConnectionParams
@@ -93,6 +94,8 @@ class Service:
     ) -> None:
         config.validate()
         self.config = config
+        self._file_rebalance = config.schedules.rebalance
+        self.rebalance_override: Override | None = None  # the window's change kept in the store
         self.store = store
         self.clock = clock
         self.ids = IdSpace([vc.name for vc in config.vcenters])
@@ -137,6 +140,7 @@ class Service:
         plans that were running, and start the one scheduler of this process: with ``periodic=False``
         it runs only the jobs asked for (:meth:`trigger_job`), and the store's schedules are left alone."""
         self.store.upgrade()
+        self._load_rebalance_override()
         with self.store.session() as session:
             abandoned = runs.abandon_running(session)
         if abandoned:
@@ -659,7 +663,10 @@ class Service:
 
     def _recommend(self, pod: ResolvedPod) -> Round:
         ps = self.pod_snapshot(pod)
-        r = run_round(self.store, pod, self.inventory(pod.vcenter, refresh=False), ps, self.clock())
+        with self._lock:
+            hosts = list(self.latest_hosts.get(pod.vcenter, {}).values())
+        inventory = self.inventory(pod.vcenter, refresh=False)
+        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts)
         with self._lock:
             self.rounds[pod.name] = r
         self.generations.bump(ROUNDS)
@@ -813,43 +820,51 @@ class Service:
     # --- schedules and jobs -----------------------------------------------------------------
 
     def set_rebalance_window(self, doc: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
-        """Change the rebalance window (cron, timezone, duration, max_moves, max_gb, enabled) until the
-        next restart (the configuration file is not rewritten); validated, every problem at once."""
+        """Change the rebalance window (cron, timezone, duration, max_moves, max_gb, enabled); validated,
+        every problem at once. Kept in the store, so it outlives a restart (see
+        :mod:`basil.app.rebalance_window`); the configuration file is not rewritten."""
         with audited(self.store, actor, "schedules.rebalance", "rebalance window") as note:
-            current = self.config.schedules.rebalance
-            problems: list[Problem] = []
-            values: dict[str, Any] = {}
-            fields = {f.name for f in dataclasses.fields(RebalanceWindowConfig)}
-            for key, value in doc.items():
-                if key not in fields:
-                    problems.append(Problem(key, f"unknown field (expected {', '.join(sorted(fields))})"))
-                elif key == "duration":
-                    try:
-                        values[key] = parse_duration(value) if isinstance(value, str) else None
-                        if values[key] is None:
-                            problems.append(Problem(key, "must be a duration like 3h or 90m"))
-                    except ValueError as err:
-                        problems.append(Problem(key, str(err)))
-                elif key == "enabled" and not isinstance(value, bool):
-                    problems.append(Problem(key, "must be true or false"))
-                elif key in ("cron", "timezone") and not isinstance(value, str):
-                    problems.append(Problem(key, "must be a string"))
-                elif key in ("max_moves", "max_gb") and (
-                    isinstance(value, bool) or not isinstance(value, int | float)
-                ):
-                    problems.append(Problem(key, "must be a number"))
-                else:
-                    values[key] = value
-            raise_if_problems(problems, "rebalance window")
-            updated = dataclasses.replace(current, **values)
-            raise_if_problems(updated.problems(""), "rebalance window")
-            schedules = dataclasses.replace(self.config.schedules, rebalance=updated)
-            self.config = dataclasses.replace(self.config, schedules=schedules)
-            self.generations.bump(CONFIG)
-            if self.scheduler is not None and self.periodic:
-                job_registry.register_jobs(self.scheduler, self.config)
-            note.details = {k: str(v) for k, v in values.items()}
+            updated = changed_window(self.config.schedules.rebalance, doc)
+            kept = {**(self.rebalance_override.value if self.rebalance_override else {}), **doc}
+            with self.store.session() as session:
+                self.rebalance_override = put_override(
+                    session, OVERRIDE_KEY, kept, by=actor.name, now=self.clock()
+                )
+            self._use_rebalance_window(updated)
+            note.details = {k: str(v) for k, v in doc.items()}
         return views.schedules(self)
+
+    def reset_rebalance_window(self, actor: Actor) -> dict[str, Any]:
+        """Forget the window's changes made through the API: the configuration file's window again."""
+        with audited(self.store, actor, "schedules.rebalance.reset", "rebalance window") as note:
+            with self.store.session() as session:
+                removed = delete_override(session, OVERRIDE_KEY)
+            self.rebalance_override = None
+            self._use_rebalance_window(self._file_rebalance)
+            note.message = "the configuration's window" + ("" if removed else " (it was in force already)")
+        return views.schedules(self)
+
+    def _use_rebalance_window(self, window: RebalanceWindowConfig) -> None:
+        schedules = dataclasses.replace(self.config.schedules, rebalance=window)
+        self.config = dataclasses.replace(self.config, schedules=schedules)
+        self.generations.bump(CONFIG)
+        if self.scheduler is not None and self.periodic:
+            job_registry.register_jobs(self.scheduler, self.config)
+
+    def _load_rebalance_override(self) -> None:
+        """Apply the window's change kept in the store over the file's (an invalid one is logged and left)."""
+        with self.store.read_session() as session:
+            kept = get_override(session, OVERRIDE_KEY)
+        if kept is None:
+            return
+        try:
+            window = changed_window(self._file_rebalance, kept.value)
+        except ValidationError as err:
+            log.warning("the rebalance window kept in the store is not valid now, using the file's: %s", err)
+            return
+        self.rebalance_override = kept
+        self._use_rebalance_window(window)
+        log.info("rebalance window: the change made by %s at %s applies", kept.updated_by, kept.updated_at)
 
     # --- reads (see basil.app.views) --------------------------------------------------------
 

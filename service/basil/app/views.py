@@ -25,6 +25,7 @@ from basil.store import plans as plan_store
 from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
 from basil.store.fits import disk_model_history
+from basil.store.overrides import Override
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
 from basil.store.samples import DiskRef, device_points
 from basil.store.srp_pools import PoolTree as StoredPoolTree
@@ -771,6 +772,7 @@ def schedules(svc: Service) -> dict[str, Any]:
         "max_moves": rb.max_moves,
         "max_gb": rb.max_gb,
         "next_window": None if nxt is None else {"start": iso(nxt[0]), "end": iso(nxt[1])},
+        "changed": _kept(svc.rebalance_override),
     }
     return {
         "collect_s": s.collect_s,
@@ -782,6 +784,13 @@ def schedules(svc: Service) -> dict[str, Any]:
         "rebalance": window,
         "pods": {p.name: {"mode": p.mode, "rebalance": window} for p in svc.config.pods},
     }
+
+
+def _kept(kept: Override | None) -> dict[str, Any] | None:
+    """The window's change made through the API and kept in the store (None: the file's window)."""
+    if kept is None:
+        return None
+    return {"fields": kept.value, "at": iso(kept.updated_at), "by": kept.updated_by}
 
 
 def vcenters(svc: Service) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import click
 from basil.errors import Problem, raise_if_problems
 from basil.srp.engine import Allocation, SrpResult, allocate
 from basil.srp.params import SrpParams
-from basil.srp.pools_file import read_demand, read_pools
+from basil.srp.pools_file import read_demand, read_pools, read_tags
 from basil.srp.tree import NodeKind, PoolTree, format_iops
 
 _DEFAULT_LATENCY_THRESHOLD_MS = SrpParams().latency_threshold_ms
@@ -53,9 +53,21 @@ def srp() -> None:
     metavar="L_c",
     help="Congestion threshold L_c in milliseconds (demand = latency × IOPS / L_c).",
 )
+@click.option(
+    "--tags",
+    "tags_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='TAGS.json: {"category/name": ["VM", ...]}, the VMs carrying each tag, for {tag: ...} leaves.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a tree.")
 def compute(
-    pools_path: Path, demand_path: Path, capacity: float, latency_threshold_ms: float, as_json: bool
+    *,
+    pools_path: Path,
+    demand_path: Path,
+    capacity: float,
+    latency_threshold_ms: float,
+    tags_path: Path | None,
+    as_json: bool,
 ) -> None:
     """Compute dynamic reservation, limit, shares and entitlement for every VM and pool.
 
@@ -72,7 +84,11 @@ def compute(
         reservable = None
     else:
         reservable = capacity
-    tree, pool_problems = read_pools(pools_path, reservable, source=str(pools_path))
+    tags: dict[str, tuple[str, ...]] | None = None
+    if tags_path is not None:
+        tags, tag_problems = read_tags(tags_path, source=str(tags_path))
+        problems.extend(tag_problems)
+    tree, pool_problems = read_pools(pools_path, reservable, source=str(pools_path), tags=tags)
     problems.extend(pool_problems)
     snapshot, demand_problems = read_demand(demand_path, tree, source=str(demand_path))
     problems.extend(demand_problems)

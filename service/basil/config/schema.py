@@ -147,7 +147,8 @@ class BalanceConfig:
     space_headroom_pct: float = 10.0
     # A disk moved within this many hours is not moved again (§5 "avoid ping-ponging").
     ping_pong_hours: float = 24.0
-    # Storage DRS's I/O latency threshold on the 90th percentile over a day, for reports and triggers.
+    # Storage DRS's I/O latency threshold: no IO load balancing while no datastore of the pod is observed
+    # above it (newest host samples, IOPS-weighted; basil.core.latency_gate).
     latency_threshold_ms: float = 15.0
     keep_vmdks_together: bool = True
     exclude_tag: str = ""

@@ -21,6 +21,7 @@ STOP_SEARCH_LIMIT = "search_limit"  # max_pair_attempts pairs tried in one step 
 STOP_BUDGET_MOVES = "budget_moves"
 STOP_BUDGET_GB = "budget_gb"
 STOP_NOTHING_TO_BALANCE = "nothing_to_balance"  # fewer than two datastores take part
+STOP_LATENCY_BELOW_THRESHOLD = "latency_below_threshold"  # no datastore above the I/O latency threshold
 
 
 @dataclass(frozen=True, slots=True)

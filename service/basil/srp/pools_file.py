@@ -9,10 +9,19 @@ POOLS.yaml::
         children:
           - {vm: A, reservation: 400}                        # a whole VM
           - {vm: B, disk: "scsi0:1", limit: unlimited}       # one virtual disk of VM B
+          - {tag: "qos/gold", limit: 2000}                   # every VM carrying vSphere tag qos/gold
           - {name: nested-pool, children: [...]}
 
-A node with ``name`` is a pool, one with ``vm`` a leaf; reservation defaults to 0, limit to
-unlimited, shares to normal (1000). The ``pools`` list takes the same nodes as ``children``.
+A node with ``name`` is a pool, one with ``vm`` a leaf, one with ``tag`` (``category/name``) stands
+for one whole-VM leaf per VM that carries the tag, each with the tag leaf's reservation, limit and
+shares (to give the tagged VMs one reservation together, put the tag leaf in a pool of its own).
+Reservation defaults to 0, limit to unlimited, shares to normal (1000). The ``pools`` list takes the
+same nodes as ``children``.
+
+Which VMs carry a tag is not in the file: the caller passes ``tags`` (``category/name`` -> VM
+names), the service from vCenter's tags, ``basil srp compute`` from ``--tags``. A tag not in that
+mapping is an unknown tag. A VM may be reached once: by name (whole or by disk) or by tags of one
+pool; a VM reached both by name and by tag, or by tags in two pools, is a problem naming both places.
 
 DEMAND.json, per VM either its own figures or per-disk ones::
 
@@ -26,7 +35,7 @@ DEMAND.json, per VM either its own figures or per-disk ones::
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +59,8 @@ _TOP_KEYS = {"root", "pools"}
 _CONTROL_KEYS = {"reservation", "limit", "shares"}
 _POOL_KEYS = {"name", "children"} | _CONTROL_KEYS
 _LEAF_KEYS = {"vm", "disk"} | _CONTROL_KEYS
+_TAG_KEYS = {"tag"} | _CONTROL_KEYS
+_NODE_KINDS = ("name", "vm", "tag")
 _VM_DEMAND_KEYS = {"iops", "latency_ms", "io_size_kb", "host", "disks"}
 _DISK_DEMAND_KEYS = {"iops", "latency_ms", "io_size_kb", "datastore"}
 
@@ -108,9 +119,14 @@ def parse_pools_yaml(text: str, source: str = "POOLS.yaml") -> tuple[Any, list[P
 
 
 def read_pools(
-    path: Path, reservable_capacity: float | None = None, source: str | None = None
+    path: Path,
+    reservable_capacity: float | None = None,
+    source: str | None = None,
+    tags: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[PoolTree | None, list[Problem]]:
-    """Read and validate a pools file; the tree, or None and every problem found."""
+    """Read and validate a pools file; the tree, or None and every problem found.
+
+    *tags* maps ``category/name`` to the VMs carrying the tag, for tag leaves."""
     label = source or path.name
     try:
         text = path.read_text(encoding="utf-8")
@@ -119,21 +135,32 @@ def read_pools(
     data, problems = parse_pools_yaml(text, label)
     if problems:
         return None, problems
-    return pools_from_data(data, reservable_capacity, label)
+    return pools_from_data(data, reservable_capacity, label, tags=tags)
 
 
-def load_pools(path: Path, reservable_capacity: float | None = None) -> PoolTree:
+def load_pools(
+    path: Path, reservable_capacity: float | None = None, tags: Mapping[str, Sequence[str]] | None = None
+) -> PoolTree:
     """:func:`read_pools`, raising one ValidationError with every problem."""
-    tree, problems = read_pools(path, reservable_capacity)
+    tree, problems = read_pools(path, reservable_capacity, tags=tags)
     raise_if_problems(problems, f"pools file {path}")
     assert tree is not None
     return tree
 
 
 def pools_from_data(
-    data: Any, reservable_capacity: float | None = None, source: str = "POOLS.yaml"
+    data: Any,
+    reservable_capacity: float | None = None,
+    source: str = "POOLS.yaml",
+    *,
+    tags: Mapping[str, Sequence[str]] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> tuple[PoolTree | None, list[Problem]]:
-    """Turn the parsed document into a validated tree: the shape problems and the tree's own, together."""
+    """Turn the parsed document into a validated tree: the shape problems and the tree's own, together.
+
+    *tags* maps ``category/name`` to the VMs carrying it (None: no tags known, so a tag leaf is a
+    problem); *labels* gives a VM's name for messages when the leaves are ids (the service's moids).
+    """
     out = _Problems(source)
     root = Controls()
     if data is None:
@@ -157,9 +184,10 @@ def pools_from_data(
     if not isinstance(raw_pools, list):
         out.add("pools", "must be a list of pools")
         raw_pools = []
-    walk = _Walk(out)
+    walk = _Walk(out, tags)
     for i, item in enumerate(raw_pools):
         walk.node(item, f"pools[{i}]", None, frozenset())
+    walk.expand_tags(labels or {})
 
     tree: PoolTree | None = None
     try:
@@ -174,22 +202,98 @@ class _Walk:
     """The specifications found so far while walking the nested pools of the document."""
 
     out: _Problems
+    tags: Mapping[str, Sequence[str]] | None = None
     pools: list[PoolSpec] = field(default_factory=list)
     leaves: list[LeafSpec] = field(default_factory=list)
+    tag_leaves: list[_TagLeaf] = field(default_factory=list)
 
     def node(self, item: Any, path: str, parent: str | None, on_path: frozenset[int]) -> None:
+        kinds = [k for k in _NODE_KINDS if isinstance(item, dict) and k in item]
         if not isinstance(item, dict):
-            self.out.add(path, "must be a mapping: a pool (with name) or a leaf (with vm)")
+            self.out.add(path, "must be a mapping: a pool (with name) or a leaf (with vm or tag)")
         elif id(item) in on_path:
             self.out.add(path, "this pool contains itself: the pools would form a cycle")
-        elif "name" in item and "vm" in item:
-            self.out.add(path, "has both name (a pool) and vm (a leaf); give one")
+        elif len(kinds) > 1:
+            self.out.add(
+                path,
+                f"has both {' and '.join(kinds)}; give one (name: a pool, vm: a VM or disk, tag: tagged VMs)",
+            )
         elif "vm" in item:
             self.leaf(item, path, parent)
+        elif "tag" in item:
+            self.tag_leaf(item, path, parent)
         elif "name" in item:
             self.pool(item, path, parent, on_path)
         else:
-            self.out.add(path, "needs name (a pool) or vm (a VM or disk leaf)")
+            self.out.add(path, "needs name (a pool), vm (a VM or disk leaf) or tag (the VMs carrying a tag)")
+
+    def tag_leaf(self, item: dict[Any, Any], path: str, parent: str | None) -> None:
+        _unknown_keys(item, _TAG_KEYS, path, self.out)
+        tag = _string(item, "tag", path, self.out)
+        controls = _controls(item, path, self.out)
+        if tag is None:
+            return
+        category, _, name = tag.partition("/")
+        if not category.strip() or not name.strip():
+            self.out.add(f"{path}.tag", f"must be category/name, got {tag!r}")
+            return
+        if self.tags is None:
+            self.out.add(
+                f"{path}.tag",
+                "a tag leaf needs to know which VMs carry the tag (the service reads vCenter's tags; "
+                "basil srp compute takes --tags)",
+            )
+            return
+        if tag not in self.tags:
+            self.out.add(f"{path}.tag", f"unknown tag {tag!r} (no tag of that category and name)")
+            return
+        bad = controls.problems(path)
+        if bad:  # reported once here, not once per tagged VM
+            self.out.extend(bad)
+            return
+        self.tag_leaves.append(_TagLeaf(tag, parent, controls, path, tuple(self.tags[tag])))
+
+    def expand_tags(self, labels: Mapping[str, str]) -> None:
+        """One whole-VM leaf per tagged VM, unless the VM is reached otherwise (each conflict reported)."""
+        by_name: dict[str, LeafSpec] = {}
+        for spec in self.leaves:
+            by_name.setdefault(spec.vm, spec)
+        reached: dict[str, list[_TagLeaf]] = {}
+        for t in self.tag_leaves:
+            for vm in dict.fromkeys(t.vms):
+                reached.setdefault(vm, []).append(t)
+        for vm, via in reached.items():
+            label = labels.get(vm, vm)
+            named = by_name.get(vm)
+            first = via[0]
+            if named is not None:
+                what = "by its disk " + repr(named.disk) if named.disk is not None else "by name"
+                self.out.add(
+                    f"{first.where}.tag",
+                    f"VM {label!r} carries tag {first.tag!r} and is also in the tree {what} at "
+                    f"{named.where}; give it one place (remove the named leaf or the tag)",
+                )
+                continue
+            other_pool = next((t for t in via if t.parent != first.parent), None)
+            if other_pool is not None:
+                self.out.add(
+                    f"{other_pool.where}.tag",
+                    f"VM {label!r} carries tags {first.tag!r} ({_in_pool(first.parent)}, at {first.where}) "
+                    f"and {other_pool.tag!r} ({_in_pool(other_pool.parent)}); a VM can be in one pool only",
+                )
+                continue
+            other_controls = next((t for t in via if t.controls != first.controls), None)
+            if other_controls is not None:
+                self.out.add(
+                    f"{other_controls.where}.tag",
+                    f"VM {label!r} carries tags {first.tag!r} (at {first.where}) and {other_controls.tag!r} "
+                    "of the same pool with different reservation, limit or shares; give them the same "
+                    "settings or keep one tag leaf",
+                )
+                continue
+            self.leaves.append(
+                LeafSpec(vm=vm, parent=first.parent, controls=first.controls, where=first.where)
+            )
 
     def leaf(self, item: dict[Any, Any], path: str, parent: str | None) -> None:
         _unknown_keys(item, _LEAF_KEYS, path, self.out)
@@ -213,7 +317,7 @@ class _Walk:
         if name is None:
             # Still report what is wrong below it, but keep its children out of the tree: they
             # would only show up again as orphans of a pool without a name.
-            aside = _Walk(self.out)
+            aside = _Walk(self.out, self.tags)
             for i, child in enumerate(children):
                 aside.node(child, f"{path}.children[{i}]", None, inner)
             specs: list[PoolSpec | LeafSpec] = [*aside.pools, *aside.leaves]
@@ -223,6 +327,21 @@ class _Walk:
         self.pools.append(PoolSpec(name=name, parent=parent, controls=controls, where=path))
         for i, child in enumerate(children):
             self.node(child, f"{path}.children[{i}]", name, inner)
+
+
+@dataclass(frozen=True)
+class _TagLeaf:
+    """A ``{tag: category/name}`` leaf and the VMs it stands for."""
+
+    tag: str
+    parent: str | None
+    controls: Controls
+    where: str
+    vms: tuple[str, ...]
+
+
+def _in_pool(parent: str | None) -> str:
+    return "under the root" if parent is None else f"in pool {parent!r}"
 
 
 def _unknown_keys(item: dict[Any, Any], allowed: set[str], path: str, out: _Problems) -> None:
@@ -275,6 +394,48 @@ def _controls(item: dict[Any, Any], path: str, out: _Problems) -> Controls:
         except ValueError as err:
             out.add(f"{path}.shares", str(err))
     return Controls(reservation, limit, shares)
+
+
+# --- TAGS.json ---------------------------------------------------------------------------------
+
+
+def read_tags(
+    path: Path, source: str | None = None
+) -> tuple[dict[str, tuple[str, ...]] | None, list[Problem]]:
+    """TAGS.json, ``{"category/name": ["VM", ...]}``: which VMs carry each tag, for tag leaves offline.
+
+    The tags and every problem; None only when the file cannot be read as a JSON object."""
+    label = source or path.name
+    out = _Problems(label)
+    try:
+        data = json.loads(
+            path.read_text(encoding="utf-8"),
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constant,
+        )
+    except (OSError, UnicodeDecodeError) as err:
+        return None, [Problem(label, f"cannot read the file: {err}")]
+    except json.JSONDecodeError as err:
+        out.add(f"line {err.lineno}, column {err.colno}", f"not valid JSON: {err.msg}")
+        return None, out.items
+    except ValueError as err:
+        out.add("", f"not valid JSON: {err}")
+        return None, out.items
+    if not isinstance(data, dict):
+        out.add("", 'must be an object {"category/name": ["VM", ...]}')
+        return None, out.items
+    tags: dict[str, tuple[str, ...]] = {}
+    for tag, vms in data.items():
+        category, _, name = tag.partition("/")
+        if not category.strip() or not name.strip():
+            out.add(tag, "a tag is named category/name")
+        elif not isinstance(vms, list) or not all(isinstance(v, str) and v for v in vms):
+            out.add(tag, "must be a list of VM names")
+        else:
+            tags[tag] = tuple(vms)
+    # The well-formed entries are kept beside the problems, so that a pools file read with them
+    # reports its own problems, not an unknown tag for every tag of a file with one bad entry.
+    return tags, out.items
 
 
 # --- DEMAND.json --------------------------------------------------------------------------------

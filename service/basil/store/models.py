@@ -1,4 +1,4 @@
-"""The tables of Basil's store, as typed SQLAlchemy 2 models; migration 0001 creates exactly these.
+"""The tables of Basil's store, as typed SQLAlchemy 2 models; the migrations create exactly these.
 
 Sample tables keep time as integer seconds since the epoch (UTC): they are the hot path, and an
 integer compares, buckets (``ts - ts % 300``) and indexes the same way on SQLite and PostgreSQL.
@@ -457,6 +457,18 @@ class AppliedDatastoreSettingRow(Base):
 
 
 # --- operations -------------------------------------------------------------------------------------
+
+
+class SettingOverrideRow(Base):
+    """A part of the configuration changed at run time (through the API), kept across restarts and
+    applied over the configuration file at every start; ``key`` names the part (``schedules.rebalance``)."""
+
+    __tablename__ = "setting_overrides"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[dict[str, Any]]
+    updated_at: Mapped[datetime]
+    updated_by: Mapped[str] = mapped_column(String(128))
 
 
 class JobRunRow(Base):

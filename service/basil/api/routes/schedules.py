@@ -77,5 +77,17 @@ def schedules() -> Any:
     action="schedules.rebalance", target="rebalance window",
 )  # fmt: skip
 def set_rebalance_window() -> Any:
-    """Validated like the configuration's (cron expression, IANA time zone, duration up to 7d)."""
+    """Validated like the configuration's (cron expression, IANA time zone, duration up to 7d). The fields
+    given are kept in the store and win over the configuration file, also after a restart, until
+    DELETE /schedules/rebalance."""
     return current_service().set_rebalance_window(json_body(), current_actor())
+
+
+@operation(
+    bp, "DELETE", "/schedules/rebalance", summary="Go back to the configuration's rebalance window",
+    role="admin", response=s.ref("Schedules"), action="schedules.rebalance.reset", target="rebalance window",
+)  # fmt: skip
+def reset_rebalance_window() -> Any:
+    """Forgets the changes PUT made (kept in the store across restarts): the configuration file's window
+    applies again, now and at the next start."""
+    return current_service().reset_rebalance_window(current_actor())
