@@ -33,6 +33,15 @@ describe('what an entry says', () => {
     expect(whatText(change as AuditEntry)).toBe('cron: 30 1 * * sun, max_moves: 12');
   });
 
+  it('says a reset of the window, and a Run now refused because the job was running', () => {
+    const reset = AUDIT.find((e) => e.action === 'schedules.rebalance.reset') as AuditEntry;
+    expect(reset).toBeDefined();
+    expect(reset.target).toBe('rebalance window');
+    expect(whatText(reset)).toBe("the configuration's window");
+    const refused = AUDIT.find((e) => e.action === 'job.run' && e.outcome !== 'ok') as AuditEntry;
+    expect(whatText(refused)).toMatch(/^job collect is running already: run \d+$/);
+  });
+
   it('gives a refusal’s message, every problem of it', () => {
     const refused = AUDIT.find((e) => e.action === 'schedules.rebalance' && e.outcome === 'invalid') as AuditEntry;
     expect(refused).toBeDefined();

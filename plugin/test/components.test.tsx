@@ -16,7 +16,10 @@ const BASE = 'https://basil.test/api/v1';
 
 const POD = fixture<PodSummary[]>('pods.json')[0];
 const DS = fixture<DatastoreDetail>('datastore.json');
-const GUID = '5f2c3c1e-1111-4a4a-9e9e-000000000001';
+const VCENTER = fixture<VCenter[]>('vcenters.json')[0];
+// The lab vCenter's instance uuid and the pod's datastore cluster, as the service reported them.
+const GUID = VCENTER.instance_uuid as string;
+const STORAGE_POD = POD.storage_pod as string;
 
 const apiRoutes = (extra: Record<string, unknown | Responder> = {}) => ({
   'GET /vcenters': fixture('vcenters.json'),
@@ -264,21 +267,24 @@ describe('inside the vSphere Client', () => {
     expect(screen.queryByTestId('token-screen')).toBeNull();
   });
 
-  // The pods' storage_pod ids (asked of the service in service-notes.md) are added here.
-  const podsWithStoragePod = [{ ...POD, storage_pod: 'group-p7' }];
+  it('reports the fields the client paths need', () => {
+    expect(GUID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(STORAGE_POD).toMatch(/^group-p\d+$/);
+  });
 
   it('finds the pod of a datastore cluster by its StoragePod id', async () => {
-    const c = clientSdk([`urn:vmomi:StoragePod:group-p7:${GUID}`]);
+    const c = clientSdk([`urn:vmomi:StoragePod:${STORAGE_POD}:${GUID}`]);
     window.location.hash = '#/storagepod';
-    const f = fakeFetch(apiRoutes({ 'GET /pods': podsWithStoragePod }));
+    const f = fakeFetch(apiRoutes());
     render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
     expect((await screen.findByTestId('view-title')).textContent).toBe(POD.name);
+    expect(f.calls.some((x) => x.path === `/pods/${POD.name}`)).toBe(true);
   });
 
   it('says when a datastore cluster is not a Basil pod', async () => {
-    const c = clientSdk([`urn:vmomi:StoragePod:group-p99:${GUID}`]);
+    const c = clientSdk([`urn:vmomi:StoragePod:group-p999999:${GUID}`]);
     window.location.hash = '#/storagepod';
-    const f = fakeFetch(apiRoutes({ 'GET /pods': podsWithStoragePod }));
+    const f = fakeFetch(apiRoutes());
     render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
     await screen.findByTestId('not-a-pod');
   });
@@ -286,18 +292,37 @@ describe('inside the vSphere Client', () => {
   it('opens another datastore in its own monitor tab through the client', async () => {
     const c = clientSdk([]);
     window.location.hash = '#/pods';
-    const vcenters = fixture<VCenter[]>('vcenters.json').map((v) => ({ ...v, instance_uuid: GUID }));
-    const f = fakeFetch(apiRoutes({ 'GET /vcenters': vcenters }));
+    const f = fakeFetch(apiRoutes());
     render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
     const target = POD.datastores[POD.datastores.length - 1];
-    const link = await screen.findByRole('button', { name: target.name });
-    await waitFor(() => {
-      fireEvent.click(link);
-      expect(c.navigations).toHaveLength(1);
-    });
+    fireEvent.click(await screen.findByRole('button', { name: target.name }));
+    await waitFor(() => expect(c.navigations).toHaveLength(1));
     expect(c.navigations[0]).toEqual({
       targetViewId: 'basil.datastore.monitor',
       objectId: `urn:vmomi:Datastore:${target.id}:${GUID}`,
     });
+  });
+  it('opens a pod in its datastore cluster’s monitor tab through the client', async () => {
+    const c = clientSdk([]);
+    window.location.hash = '#/pods';
+    const f = fakeFetch(apiRoutes());
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
+    fireEvent.click(await screen.findByRole('button', { name: 'Open pod' }));
+    await waitFor(() => expect(c.navigations).toHaveLength(1));
+    expect(c.navigations[0]).toEqual({
+      targetViewId: 'basil.storagepod.monitor',
+      objectId: `urn:vmomi:StoragePod:${STORAGE_POD}:${GUID}`,
+    });
+    expect(window.location.hash).toBe('#/pods'); // the client navigates; the plugin's own route stays
+  });
+
+  it('opens a pod by name in the plugin when the service reports no datastore cluster for it', async () => {
+    const c = clientSdk([]);
+    window.location.hash = '#/pods';
+    const f = fakeFetch(apiRoutes({ 'GET /pods': [{ ...POD, storage_pod: null }] }));
+    render(<App host={await ClientHost.create(c.sdk)} baseUrl={BASE} fetch={f.fetch} />);
+    fireEvent.click(await screen.findByRole('button', { name: 'Open pod' }));
+    await waitFor(() => expect(window.location.hash).toBe(`#/pod/${POD.name}`));
+    expect(c.navigations).toHaveLength(0);
   });
 });

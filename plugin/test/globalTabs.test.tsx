@@ -1,10 +1,11 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api/client';
-import type { AuditEntry, Job, Me, Problem, Schedules } from '../src/api/types';
+import type { AuditEntry, Health, Job, JobRun, Me, Problem, Schedules } from '../src/api/types';
 import { StandaloneHost } from '../src/host/host';
 import { viaText } from '../src/shape/audit';
-import { triggerText, windowText } from '../src/shape/schedules';
+import { dateTime } from '../src/shape/format';
+import { runDuration, triggerText, windowText } from '../src/shape/schedules';
 import { AppContext } from '../src/views/common';
 import { AuditTab, SchedulesTab } from '../src/views/GlobalTabs';
 import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
@@ -12,7 +13,10 @@ import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './he
 const BASE = 'https://basil.test/api/v1';
 const SCHEDULES = fixture<Schedules>('schedules.json');
 const CHANGED = fixture<Schedules>('schedules_changed.json');
+const RESET = fixture<Schedules>('schedules_reset.json');
 const JOBS = fixture<Job[]>('jobs.json');
+const STARTED = fixture<JobRun>('job_run_started.json');
+const ENDED = fixture<JobRun>('job_run.json');
 const AUDIT = fixture<AuditEntry[]>('audit.json');
 
 afterEach(() => cleanup());
@@ -37,15 +41,17 @@ function scheduleRoutes(role: string, extra: Record<string, unknown | Responder>
 
 describe('schedules tab', () => {
   it('shows every job with its trigger in words and why none has a next run', async () => {
+    // Recorded from a service whose scheduler runs only the jobs asked for (health: running, no next runs).
     renderWith(<SchedulesTab />, scheduleRoutes('viewer'));
     const table = await screen.findByTestId('jobs-table');
-    await screen.findByTestId('scheduler-stopped');
+    expect((await screen.findByTestId('scheduler-on-demand')).textContent).toContain('runs only the jobs asked for');
+    expect(screen.queryByTestId('scheduler-stopped')).toBeNull();
     for (const job of JOBS) {
       const row = table.querySelector(`tr[data-job='${job.id}']`) as HTMLElement;
       expect(row).not.toBeNull();
       expect(row.textContent).toContain(job.name);
       if (job.id !== 'rebalance') expect(within(row).getByTestId('job-trigger').textContent).toBe(triggerText(job.trigger).text);
-      expect(within(row).getByTestId('job-next').textContent).toBe('not scheduled: the scheduler is stopped');
+      expect(within(row).getByTestId('job-next').textContent).toBe('not scheduled: the scheduler runs only jobs asked for');
     }
     const rebalance = table.querySelector("tr[data-job='rebalance']") as HTMLElement;
     expect(within(rebalance).getByTestId('job-trigger').textContent).toContain(`window cron ${SCHEDULES.rebalance?.cron}`);
@@ -53,6 +59,20 @@ describe('schedules tab', () => {
     expect(never).toBeDefined();
     const neverRow = table.querySelector(`tr[data-job='${never?.id}']`) as HTMLElement;
     expect(within(neverRow).getByTestId('job-last').textContent).toBe('never');
+  });
+
+  it('says so when the scheduler is stopped, and shows next runs when it runs the schedules', async () => {
+    renderWith(<SchedulesTab />, scheduleRoutes('viewer', { 'GET /health': { ...fixture<Health>('health.json'), scheduler: 'stopped' } }));
+    expect((await screen.findByTestId('scheduler-stopped')).textContent).toContain('An admin can run one now');
+    expect(within(screen.getByTestId('jobs-table')).getAllByTestId('job-next')[0].textContent).toBe('not scheduled: the scheduler is stopped');
+    cleanup();
+
+    const next = '2026-11-22T10:00:20+00:00';
+    renderWith(<SchedulesTab />, scheduleRoutes('viewer', { 'GET /jobs': JOBS.map((j) => ({ ...j, next_run: next })) }));
+    const table = await screen.findByTestId('jobs-table');
+    expect(within(table).getAllByTestId('job-next').map((c) => c.textContent)).toEqual(JOBS.map(() => dateTime(next)));
+    expect(screen.queryByTestId('scheduler-on-demand')).toBeNull();
+    expect(screen.queryByTestId('scheduler-stopped')).toBeNull();
   });
 
   it('shows no job without the reason for its missing next run, however late /health answers', async () => {
@@ -71,7 +91,7 @@ describe('schedules tab', () => {
     await waitFor(() => expect(f.calls.some((c) => c.path === '/jobs')).toBe(true));
     expect(screen.queryByTestId('jobs-table')).toBeNull(); // jobs are in, health is not: no table yet
     const table = await screen.findByTestId('jobs-table');
-    expect(within(table).getAllByTestId('job-next')[0].textContent).toBe('not scheduled: the scheduler is stopped');
+    expect(within(table).getAllByTestId('job-next')[0].textContent).toBe('not scheduled: the scheduler runs only jobs asked for');
     expect(within(table).getByTestId('run-collect')).toBeTruthy();
   });
 
@@ -108,8 +128,14 @@ describe('schedules tab', () => {
       ['/schedules/rebalance', { cron: CHANGED.rebalance?.cron, max_moves: CHANGED.rebalance?.max_moves }],
     ]);
     const after = windowText(CHANGED.rebalance as NonNullable<Schedules['rebalance']>);
-    expect(notice.textContent).toContain('until the service restarts');
+    expect(notice.textContent).toContain('Basil keeps the change across restarts');
+    expect(notice.textContent).not.toContain('until the service restarts');
     await waitFor(() => expect(screen.getByTestId('window-now').textContent).toContain(after));
+    // The window in force now differs from basil.yaml's, and the view says which fields and who changed them.
+    const differs = await screen.findByTestId('window-changed');
+    expect(differs.textContent).toContain('differs from the one in basil.yaml: cron 30 1 * * sun, max_moves 12');
+    expect(differs.textContent).toContain(`changed by ${CHANGED.rebalance?.changed?.by}`);
+    expect(screen.queryByTestId('window-origin')).toBeNull();
     // The form starts again from the window the service now holds.
     expect((screen.getByTestId('window-cron') as HTMLInputElement).value).toBe(CHANGED.rebalance?.cron);
     expect((screen.getByTestId('window-save') as HTMLButtonElement).disabled).toBe(true);
@@ -136,12 +162,114 @@ describe('schedules tab', () => {
     expect(screen.getByTestId('window-now').textContent).toContain(SCHEDULES.rebalance?.cron);
   });
 
-  it('lets an admin run a job now and shows its outcome', async () => {
-    const f = renderWith(<SchedulesTab />, scheduleRoutes('admin', { 'POST /jobs/collect/run': fixture('job_run.json') }));
+  it('shows the window of basil.yaml as such, and lets an admin go back to it after a confirmation', async () => {
+    let current = CHANGED;
+    const f = renderWith(
+      <SchedulesTab />,
+      scheduleRoutes('admin', {
+        'GET /schedules': () => ({ status: 200, body: current }),
+        'DELETE /schedules/rebalance': () => {
+          current = RESET;
+          return { status: 200, body: RESET };
+        },
+      }),
+    );
+    const differs = await screen.findByTestId('window-changed');
+    expect(differs.textContent).toContain('cron 30 1 * * sun, max_moves 12');
+    expect(differs.textContent).toContain('Basil keeps these changes across restarts');
+    // Asked first; cancelling sends nothing.
+    fireEvent.click(screen.getByTestId('window-reset'));
+    expect(screen.getByTestId('window-reset-confirm').textContent).toContain('cron 30 1 * * sun, max_moves 12');
+    fireEvent.click(screen.getByTestId('window-reset-cancel'));
+    expect(screen.queryByTestId('window-reset-confirm')).toBeNull();
+    expect(f.calls.filter((c) => c.method === 'DELETE')).toHaveLength(0);
+    fireEvent.click(screen.getByTestId('window-reset'));
+    fireEvent.click(screen.getByTestId('window-reset-ok'));
+    await screen.findByTestId('window-reset-notice');
+    expect(f.calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual(['/schedules/rebalance']);
+    expect((await screen.findByTestId('window-origin')).textContent).toBe('This is the window configured in basil.yaml.');
+    expect(screen.queryByTestId('window-changed')).toBeNull();
+    expect(screen.queryByTestId('window-reset-confirm')).toBeNull();
+    expect(screen.getByTestId('window-now').textContent).toContain(windowText(RESET.rebalance as NonNullable<Schedules['rebalance']>));
+    expect((screen.getByTestId('window-cron') as HTMLInputElement).value).toBe(RESET.rebalance?.cron);
+  });
+
+  it('keeps the confirmation open with the service’s refusal of a reset', async () => {
+    renderWith(
+      <SchedulesTab />,
+      scheduleRoutes('admin', {
+        'GET /schedules': CHANGED,
+        'DELETE /schedules/rebalance': () => ({ status: 503, body: { error: 'store_unavailable', message: 'the store is not reachable' } }),
+      }),
+    );
+    fireEvent.click(await screen.findByTestId('window-reset'));
+    fireEvent.click(screen.getByTestId('window-reset-ok'));
+    expect((await screen.findByTestId('window-reset-error')).textContent).toBe('the store is not reachable');
+    expect(screen.getByTestId('window-reset-confirm')).toBeTruthy();
+    expect(screen.getByTestId('window-changed')).toBeTruthy();
+    expect(screen.queryByTestId('window-reset-notice')).toBeNull();
+  });
+
+  it('shows a changed window to a non-admin without the reset', async () => {
+    renderWith(<SchedulesTab />, scheduleRoutes('viewer', { 'GET /schedules': CHANGED }));
+    expect((await screen.findByTestId('window-changed')).textContent).toContain('cron 30 1 * * sun, max_moves 12');
+    expect(screen.queryByTestId('window-reset')).toBeNull();
+  });
+
+  it('lets an admin run a job now, shows the run started and follows it to its outcome', async () => {
+    let polls = 0;
+    const f = renderWith(
+      <SchedulesTab />,
+      scheduleRoutes('admin', {
+        'POST /jobs/collect/run': () => ({ status: 202, body: STARTED }),
+        [`GET /jobs/collect/runs/${STARTED.id}`]: () => {
+          polls += 1;
+          return { status: 200, body: polls < 2 ? STARTED : ENDED };
+        },
+      }),
+    );
     fireEvent.click(await screen.findByTestId('run-collect'));
-    expect((await screen.findByTestId('job-notice')).textContent).toBe('Collect performance samples: succeeded.');
+    const notice = await screen.findByTestId('job-notice');
+    expect(notice.textContent).toBe(`Collect performance samples: run ${STARTED.id} started at ${dateTime(STARTED.started)}, running…`);
+    expect((screen.getByTestId('run-collect') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId('run-collect').textContent).toBe('Running…');
+    await waitFor(() => expect(screen.getByTestId('job-notice').textContent).toBe(`Collect performance samples: run ${ENDED.id} succeeded in ${runDuration(ENDED)}.`), {
+      timeout: 4000,
+    });
+    expect(polls).toBe(2);
     expect(f.calls.filter((c) => c.method === 'POST').map((c) => c.path)).toEqual(['/jobs/collect/run']);
-    await waitFor(() => expect(f.calls.filter((c) => c.path === '/jobs').length).toBe(2)); // reloaded
+    expect((screen.getByTestId('run-collect') as HTMLButtonElement).disabled).toBe(false);
+    await waitFor(() => expect(f.calls.filter((c) => c.path === '/jobs').length).toBeGreaterThanOrEqual(3)); // reloaded: started, ended
+  });
+
+  it('says clearly when the job is running already, and follows the run in progress', async () => {
+    const conflict = fixture<{ message: string }>('job_conflict.json');
+    const f = renderWith(
+      <SchedulesTab />,
+      scheduleRoutes('admin', {
+        'POST /jobs/collect/run': () => ({ status: 409, body: conflict }),
+        'GET /jobs/collect/runs': [STARTED],
+        [`GET /jobs/collect/runs/${STARTED.id}`]: ENDED,
+      }),
+    );
+    fireEvent.click(await screen.findByTestId('run-collect'));
+    const warning = await screen.findByTestId('job-conflict');
+    expect(warning.className).toContain('alert-warning');
+    expect(warning.textContent).toBe(`Collect performance samples was not started again: ${conflict.message}. Following the run in progress.`);
+    await waitFor(() => expect(screen.getByTestId('job-notice').textContent).toContain(`run ${ENDED.id} succeeded`), { timeout: 4000 });
+    expect(f.calls.filter((c) => c.path.startsWith('/jobs/collect/runs?')).map((c) => c.path)).toEqual(['/jobs/collect/runs?limit=1']);
+  });
+
+  it('shows a refusal that follows no run as the service said it', async () => {
+    const refusal = { error: 'conflict', message: 'this service runs no scheduler, so it cannot run a job in the background' };
+    renderWith(
+      <SchedulesTab />,
+      scheduleRoutes('admin', { 'POST /jobs/collect/run': () => ({ status: 409, body: refusal }), 'GET /jobs/collect/runs': [ENDED] }),
+    );
+    fireEvent.click(await screen.findByTestId('run-collect'));
+    expect((await screen.findByTestId('job-conflict')).textContent).toBe(`Collect performance samples was not started again: ${refusal.message}.`);
+    await waitFor(() => expect((screen.getByTestId('run-collect') as HTMLButtonElement).disabled).toBe(false));
+    expect(screen.queryByTestId('job-notice')).toBeNull();
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PodSummary, VCenter } from '../src/api/types';
 import { basilId, moidOf, parseContextId, vcenterOf } from '../src/host/contextObject';
-import { podForStoragePod, resolveContextId, urnFor } from '../src/host/resolve';
+import { podForStoragePod, resolveContextId, storagePodOf, urnFor } from '../src/host/resolve';
 import { parseRoute, routeHash } from '../src/host/routes';
 import { fixture } from './helpers';
 
@@ -31,16 +31,27 @@ describe('context objects', () => {
   });
 
   it('builds the URN to open an object, when the vCenter uuid is known', () => {
-    const vcs = fixture<VCenter[]>('vcenters.json').map((v) => ({ ...v, instance_uuid: 'vc-guid' }));
-    expect(urnFor('Datastore', 'datastore-103', vcs, null)).toBe('urn:vmomi:Datastore:datastore-103:vc-guid');
+    const vcs = fixture<VCenter[]>('vcenters.json'); // the service reports each vCenter's instance uuid
+    const guid = vcs[0].instance_uuid;
+    expect(guid).toBeTruthy();
+    expect(urnFor('Datastore', 'datastore-103', vcs, null)).toBe(`urn:vmomi:Datastore:datastore-103:${guid}`);
+    expect(urnFor('Datastore', 'datastore-103', vcs, 'ctx-guid')).toBe(`urn:vmomi:Datastore:datastore-103:${guid}`);
     expect(urnFor('Datastore', 'datastore-103', [{ name: 'lab', connected: true }], 'ctx-guid')).toBe('urn:vmomi:Datastore:datastore-103:ctx-guid');
     expect(urnFor('Datastore', 'datastore-103', [{ name: 'lab', connected: true }], null)).toBeNull();
   });
 
-  it('maps a StoragePod to the pod the service says it is', () => {
-    const pods = fixture<PodSummary[]>('pods.json').map((p) => ({ ...p, storage_pod: 'group-p7' }));
-    expect(podForStoragePod('group-p7', pods)?.name).toBe(pods[0].name);
-    expect(podForStoragePod('group-p8', pods)).toBeNull();
+  it('maps a StoragePod to the pod the service says it is, and back', () => {
+    const pods = fixture<PodSummary[]>('pods.json');
+    const storagePod = pods[0].storage_pod as string;
+    expect(storagePod).toMatch(/^group-p\d+$/);
+    expect(podForStoragePod(storagePod, pods)?.name).toBe(pods[0].name);
+    expect(podForStoragePod(`${storagePod}0`, pods)).toBeNull();
+    expect(storagePodOf(pods[0].name, pods)).toBe(storagePod);
+    expect(storagePodOf('no-such-pod', pods)).toBeNull();
+    // With several vCenters the service prefixes ids with the vCenter's name.
+    const two = pods.map((p) => ({ ...p, storage_pod: `lab:${storagePod}` }));
+    expect(podForStoragePod(`lab:${storagePod}`, two)?.name).toBe(pods[0].name);
+    expect(podForStoragePod(`vc2:${storagePod}`, two)).toBeNull();
   });
 });
 

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Job, Problem, RebalanceWindow, Schedules } from '../src/api/types';
+import type { Health, Job, JobRun, Problem, RebalanceWindow, Schedules } from '../src/api/types';
 import { dateTime } from '../src/shape/format';
 import {
+  changedFieldsText,
   everyText,
   nextRunText,
   otherProblems,
   problemsFor,
   runDuration,
+  runNotice,
+  runPollDelay,
+  schedulerState,
   triggerText,
   windowChanges,
   windowForm,
@@ -49,10 +53,27 @@ describe('next and last runs', () => {
   const job = JOBS[0];
 
   it('gives the next run, or why there is none', () => {
-    expect(nextRunText({ ...job, next_run: '2026-11-22T10:00:00Z' }, true)).toBe(dateTime('2026-11-22T10:00:00Z'));
-    expect(nextRunText({ ...job, next_run: null }, false)).toBe('not scheduled: the scheduler is stopped');
+    expect(nextRunText({ ...job, next_run: '2026-11-22T10:00:00Z' }, 'scheduled')).toBe(dateTime('2026-11-22T10:00:00Z'));
+    expect(nextRunText({ ...job, next_run: null }, 'stopped')).toBe('not scheduled: the scheduler is stopped');
+    expect(nextRunText({ ...job, next_run: null }, 'on-demand')).toBe('not scheduled: the scheduler runs only jobs asked for');
     expect(nextRunText({ ...job, next_run: null }, null)).toBe('not scheduled');
-    expect(nextRunText({ ...job, enabled: false, next_run: null }, true)).toBe('off in the service’s configuration');
+    expect(nextRunText({ ...job, enabled: false, next_run: null }, 'scheduled')).toBe('off in the service’s configuration');
+  });
+
+  it('tells a scheduler that runs only asked-for jobs from one that runs the schedules', () => {
+    // Recorded from a service started with periodic=False: health says running, and no job has a next run.
+    const health = fixture<Health>('health.json');
+    expect(health.scheduler).toBe('running');
+    expect(JOBS.every((j) => j.next_run === null)).toBe(true);
+    expect(schedulerState(health.scheduler, JOBS)).toBe('on-demand');
+    const scheduled = JOBS.map((j, i) => ({ ...j, next_run: `2026-11-22T10:0${i}:00Z` }));
+    expect(schedulerState('running', scheduled)).toBe('scheduled');
+    // A job turned off has no next run under any scheduler: it does not make the others on-demand.
+    expect(schedulerState('running', [{ ...scheduled[0], enabled: false, next_run: null }, ...scheduled.slice(1)])).toBe('scheduled');
+    expect(schedulerState('running', JOBS.map((j) => ({ ...j, enabled: false })))).toBe('scheduled');
+    expect(schedulerState('stopped', scheduled)).toBe('stopped');
+    expect(schedulerState(undefined, JOBS)).toBeNull();
+    expect(schedulerState('running', undefined)).toBe('scheduled');
   });
 
   it('says how long a finished run took', () => {
@@ -92,10 +113,44 @@ describe('the rebalance window', () => {
     const { problems } = fixture<{ problems: Problem[] }>('window_problems.json');
     expect(problems.length).toBe(3);
     for (const field of ['cron', 'timezone', 'duration']) {
-      expect(problemsFor(problems, field)).toEqual(problems.filter((p) => p.field === `.${field}`).map((p) => p.message));
+      expect(problemsFor(problems, field)).toEqual(problems.filter((p) => p.field === field).map((p) => p.message));
+      expect(problemsFor(problems, field)).toHaveLength(1);
     }
     expect(problemsFor(problems, 'max_gb')).toEqual([]);
     expect(otherProblems(problems)).toEqual([]);
     expect(otherProblems([...problems, { field: 'speed', message: 'unknown field' }])).toEqual([{ field: 'speed', message: 'unknown field' }]);
+    // A field under a path (as the configuration names them) lands on its field too.
+    expect(problemsFor([{ field: 'schedules.rebalance.cron', message: 'bad' }], 'cron')).toEqual(['bad']);
+  });
+});
+
+describe('a run asked for with Run now', () => {
+  const started = fixture<JobRun>('job_run_started.json');
+  const ended = fixture<JobRun>('job_run.json');
+
+  it('is shown started, then with its outcome and how long it took', () => {
+    expect(started.outcome).toBe('running');
+    expect(runNotice('Collect', started)).toEqual({ kind: 'info', text: `Collect: run ${started.id} started at ${dateTime(started.started)}, running…` });
+    expect(ended.id).toBe(started.id);
+    expect(runNotice('Collect', ended)).toEqual({ kind: 'success', text: `Collect: run ${ended.id} succeeded in ${runDuration(ended)}.` });
+    expect(runNotice('Collect', { ...ended, outcome: 'failed', message: 'vCenter lab: timed out' })).toEqual({
+      kind: 'danger',
+      text: `Collect: run ${ended.id} failed: vCenter lab: timed out.`,
+    });
+    expect(runNotice('Collect', { ...ended, outcome: 'skipped', message: 'no pool trees' }).kind).toBe('warning');
+  });
+
+  it('is asked about soon at first, then at most every 2 s', () => {
+    expect([0, 1, 2, 3, 4, 10].map(runPollDelay)).toEqual([250, 500, 1000, 2000, 2000, 2000]);
+  });
+});
+
+describe('the window changed through Basil', () => {
+  it('lists the changed fields in the form’s order', () => {
+    const changed = fixture<Schedules>('schedules_changed.json').rebalance?.changed;
+    expect(changed?.fields).toEqual({ cron: '30 1 * * sun', max_moves: 12 });
+    expect(changedFieldsText(changed?.fields ?? {})).toBe('cron 30 1 * * sun, max_moves 12');
+    expect(changedFieldsText({ max_gb: 50, enabled: false, duration: '2h' })).toBe('enabled false, duration 2h, max_gb 50');
+    expect(WINDOW.changed).toBeNull(); // recorded before any change: basil.yaml's window
   });
 });

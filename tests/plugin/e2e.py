@@ -1,5 +1,5 @@
 """End-to-end harness of the plugin's browser tests: the lab vCenter, the real service serving the built
-plugin over HTTPS (in this process, scheduler off so the tests run jobs when they choose), and Debian's
+plugin over HTTPS (in this process; its scheduler runs only the jobs the tests ask for), and Debian's
 chromium driven by Playwright. Screenshots go to test-artifacts/plugin/."""
 
 from __future__ import annotations

@@ -47,11 +47,14 @@ def main() -> int:
                 assert resp.status_code == expect, (method, path, resp.status_code, answer)
                 return resp.get_json()
 
-            def run_job(job: str) -> None:
-                run = call("POST", f"/jobs/{job}/run", expect=202)
+            def follow(job: str, run: Any) -> Any:
                 while run["outcome"] == "running":
                     time.sleep(0.1)
                     run = call("GET", f"/jobs/{job}/runs/{run['id']}")
+                return run
+
+            def run_job(job: str) -> None:
+                run = follow(job, call("POST", f"/jobs/{job}/run", expect=202))
                 assert run["outcome"] in ("succeeded", "skipped"), run
 
             def save(name: str, value: Any) -> Any:
@@ -126,11 +129,15 @@ def main() -> int:
             save("jobs.json", call("GET", "/jobs"))
             save("health.json", call("GET", "/health"))
             save("me.json", call("GET", "/me"))
-            save("job_run.json", call("POST", "/jobs/collect/run"))
+            # A run asked for (202, running), asked for again while it runs (409), and followed to its end.
+            started = save("job_run_started.json", call("POST", "/jobs/collect/run", expect=202))
+            save("job_conflict.json", call("POST", "/jobs/collect/run", expect=409))
+            save("job_run.json", follow("collect", started))
             bad_window = {"cron": "0 25 * * *", "timezone": "Mars/Olympus", "duration": "9d"}
             save("window_problems.json", call("PUT", "/schedules/rebalance", bad_window, expect=400))
             window = {"cron": "30 1 * * sun", "max_moves": 12}
             save("schedules_changed.json", call("PUT", "/schedules/rebalance", window))
+            save("schedules_reset.json", call("DELETE", "/schedules/rebalance"))
             save("audit.json", call("GET", "/audit?limit=20"))
             if running is None:
                 print("note: no poll saw a move running; plan_running.json was not refreshed")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import requests
+from pyVmomi import vim
 
 from basil.vcenter.connection import ConnectionParams, TLSOptions, VCenterConnection
 from tests.vcenter.labproc import LabProcess
@@ -32,17 +33,31 @@ def sign_in(page: Any, basil: Basil, route: str, role: str = "operator") -> None
     page.get_by_test_id("token-screen").wait_for(state="detached")
 
 
-def lab_instance_uuid(lab: LabProcess) -> str:
-    params = ConnectionParams(
+def lab_params(lab: LabProcess) -> ConnectionParams:
+    return ConnectionParams(
         server=lab.server,
         user=lab.user,
         password=lab.password,
         tls=TLSOptions(ca_bundle=lab.pem),
         keepalive_s=0,
     )
-    with VCenterConnection(params) as vc:
+
+
+def lab_instance_uuid(lab: LabProcess) -> str:
+    with VCenterConnection(lab_params(lab)) as vc:
         uuid: str = vc.content.about.instanceUuid
     return uuid
+
+
+def lab_storage_pods(lab: LabProcess) -> dict[str, str]:
+    """The lab's datastore clusters as vCenter itself names them: name -> StoragePod moid."""
+    with VCenterConnection(lab_params(lab)) as vc:
+        content = vc.content
+        view = content.viewManager.CreateContainerView(content.rootFolder, [vim.StoragePod], True)
+        try:
+            return {sp.name: sp._moId for sp in view.view}
+        finally:
+            view.Destroy()
 
 
 @pytest.fixture(scope="module")
@@ -251,9 +266,13 @@ def every(seconds: int) -> str:
 def test_schedules_show_the_jobs_and_a_window_edited_in_the_ui_reaches_the_service(
     page: Any, modelled: Basil
 ) -> None:
-    assert modelled.api("GET", "/health")["scheduler"] == "stopped"  # the tests run the jobs themselves
+    # The service's scheduler runs only the jobs asked for (the tests ask): health says it runs, and no job
+    # has a next run.
+    assert modelled.api("GET", "/health")["scheduler"] == "running"
     before = modelled.api("GET", "/schedules")
+    assert before["rebalance"]["changed"] is None  # basil.yaml's window
     jobs = {j["id"]: j for j in modelled.api("GET", "/jobs")}
+    assert all(j["next_run"] is None for j in jobs.values()), jobs
     sign_in(page, modelled, "#/schedules", role="admin")
     table = page.get_by_test_id("jobs-table")
     table.wait_for()
@@ -262,17 +281,42 @@ def test_schedules_show_the_jobs_and_a_window_edited_in_the_ui_reaches_the_servi
     for job_id, key in (("collect", "collect_s"), ("model", "model_s"), ("srp", "srp_s")):
         row = table.locator(f"tr[data-job='{job_id}']")
         assert row.get_by_test_id("job-trigger").inner_text() == every(before[key])
-        # No next run, and the view says why: this service runs without its scheduler.
-        assert row.get_by_test_id("job-next").inner_text() == "not scheduled: the scheduler is stopped"
+        # No next run, and the view says why: this service's scheduler runs only the jobs asked for.
+        next_run = row.get_by_test_id("job-next").inner_text()
+        assert next_run == "not scheduled: the scheduler runs only jobs asked for"
     model_row = table.locator("tr[data-job='model']")
     assert jobs["model"]["last_run"]["outcome"] == "succeeded"
     assert "succeeded" in model_row.inner_text()
     assert "never" not in model_row.get_by_test_id("job-last").inner_text()
-    page.get_by_test_id("scheduler-stopped").wait_for()
+    page.get_by_test_id("scheduler-on-demand").wait_for()
+    assert page.get_by_test_id("scheduler-stopped").count() == 0
     rebalance = table.locator("tr[data-job='rebalance']").get_by_test_id("job-trigger").inner_text()
     assert f"cron {before['rebalance']['cron']} ({before['rebalance']['timezone']})" in rebalance
     now = page.get_by_test_id("window-now")
     assert f"at most {before['rebalance']['max_moves']} moves" in now.inner_text()
+
+    # Run now: the service answers 202 with the run, which the view shows started and follows to its end.
+    last_before = modelled.api("GET", "/jobs/collect/runs?limit=1")[0]["id"]
+    asked = "/api/v1/jobs/collect/run"
+    with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith(asked)) as answer:
+        page.get_by_test_id("run-collect").click()
+    assert answer.value.status == 202, answer.value.text()
+    started = answer.value.json()
+    assert started["outcome"] == "running"
+    assert started["id"] > last_before
+    assert answer.value.headers["location"].endswith(f"/api/v1/jobs/collect/runs/{started['id']}")
+    notice = page.get_by_test_id("job-notice")
+    notice.filter(has_text=f"run {started['id']} succeeded").wait_for()
+    assert notice.inner_text().startswith("Collect performance samples: ")
+    ended = modelled.api("GET", "/jobs/collect/runs?limit=1")[0]
+    assert (ended["id"], ended["outcome"]) == (started["id"], "succeeded")
+    collect_row = table.locator("tr[data-job='collect']")
+    page.wait_for_function(
+        "() => document.querySelector(\"tr[data-job='collect'] [data-testid=job-outcome]\")"
+        ".textContent.includes('succeeded')"
+    )
+    assert collect_row.get_by_test_id("run-collect").is_enabled()
+    shot(page, "schedules-run-now", full_page=True)
 
     # A refused window: the service's problems on the fields they name, and nothing changes.
     page.get_by_test_id("window-cron").fill("0 25 * * *")
@@ -290,16 +334,48 @@ def test_schedules_show_the_jobs_and_a_window_edited_in_the_ui_reaches_the_servi
     page.get_by_test_id("window-timezone").fill("Europe/Berlin")
     page.get_by_test_id("window-max_moves").fill("7")
     page.get_by_test_id("window-save").click()
-    page.get_by_test_id("window-notice").wait_for()
+    assert "Basil keeps the change across restarts" in page.get_by_test_id("window-notice").inner_text()
     after = modelled.api("GET", "/schedules")["rebalance"]
     assert (after["cron"], after["timezone"], after["max_moves"]) == ("15 3 * * sun", "Europe/Berlin", 7)
     assert after["duration"] == before["rebalance"]["duration"]
     assert after["max_gb"] == before["rebalance"]["max_gb"]
+    assert after["changed"]["fields"] == {"cron": "15 3 * * sun", "timezone": "Europe/Berlin", "max_moves": 7}
+    assert after["changed"]["by"] == "e2e-admin"
     page.wait_for_function(
         "() => document.querySelector('[data-testid=window-now]').textContent.includes('15 3 * * sun')"
     )
     assert "at most 7 moves" in now.inner_text()
+    # The view says the window differs from basil.yaml's, and which fields.
+    differs = page.get_by_test_id("window-changed").inner_text()
+    fields = "cron 15 3 * * sun, timezone Europe/Berlin, max_moves 7"
+    assert f"differs from the one in basil.yaml: {fields}" in differs
+    assert "changed by e2e-admin" in differs
     shot(page, "schedules-light", full_page=True)
+
+    # Back to basil.yaml's window: asked first, then DELETE /schedules/rebalance, which GET /schedules shows.
+    page.get_by_test_id("window-reset").click()
+    page.get_by_test_id("window-reset-confirm").wait_for()
+    shot(page, "schedules-window-reset-confirm")
+    page.get_by_test_id("window-reset-cancel").click()
+    assert modelled.api("GET", "/schedules")["rebalance"]["changed"] is not None  # cancelled: nothing sent
+    page.get_by_test_id("window-reset").click()
+    with page.expect_response(lambda r: r.request.method == "DELETE") as answer:
+        page.get_by_test_id("window-reset-ok").click()
+    assert answer.value.status == 200, answer.value.text()
+    page.get_by_test_id("window-reset-notice").wait_for()
+    reset = modelled.api("GET", "/schedules")["rebalance"]
+    assert reset["changed"] is None
+    assert {k: v for k, v in reset.items() if k != "next_window"} == {
+        k: v for k, v in before["rebalance"].items() if k != "next_window"
+    }
+    page.get_by_test_id("window-origin").wait_for()
+    assert page.get_by_test_id("window-changed").count() == 0
+    page.wait_for_function(
+        f"() => document.querySelector('[data-testid=window-now]').textContent"
+        f".includes('cron {before['rebalance']['cron']} ')"
+    )
+    assert page.get_by_test_id("window-cron").input_value() == before["rebalance"]["cron"]
+    shot(page, "schedules-window-reset", full_page=True)
 
 
 def test_audit_shows_writes_just_made_through_the_ui_with_who_and_what(page: Any, modelled: Basil) -> None:
@@ -342,12 +418,15 @@ def test_audit_shows_writes_just_made_through_the_ui_with_who_and_what(page: Any
     assert actions.index("schedules.rebalance") < actions.index("recommendation.create")
     shot(page, "audit-light", full_page=True)
 
-    # Filtered by action through the API: only window changes, the refused ones of the test before too.
+    # Filtered by action through the API: only the window's changes and resets (the test before's too).
     page.get_by_test_id("audit-action").select_option("schedules.")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=audit-row]')]"
-        ".every(r => r.dataset.action === 'schedules.rebalance')"
+        "() => { const rows = [...document.querySelectorAll('[data-testid=audit-row]')];"
+        " return rows.length > 0 && rows.every(r => r.dataset.action.startsWith('schedules.rebalance')); }"
     )
+    shown = page.get_by_test_id("audit-row").evaluate_all("rows => rows.map(r => r.dataset.action)")
+    assert "schedules.rebalance" in shown
+    assert "recommendation.create" not in shown
     page.get_by_test_id("theme-toggle").click()
     assert page.evaluate("() => document.body.getAttribute('cds-theme')") == "dark"
     shot(page, "audit-dark", full_page=True)
@@ -419,10 +498,51 @@ def test_in_client_views_use_the_context_object_session_and_theme(page: Any, mod
     page.goto(f"{modelled.url}/plugin/client.html#/pods")
     target = pod["datastores"][-1]
     page.get_by_role("button", name=target["name"]).click()
+    page.wait_for_function("() => window.__basilStub.navigations.length > 0")
     navigations = page.evaluate("() => window.__basilStub.navigations")
     assert navigations == [
         {"targetViewId": "basil.datastore.monitor", "objectId": f"urn:vmomi:Datastore:{target['id']}:{guid}"}
     ]
+
+
+def test_in_client_datastore_cluster_tab_shows_its_pod_and_pod_links_open_that_tab(
+    page: Any, modelled: Basil
+) -> None:
+    lab = modelled.lab
+    guid = lab_instance_uuid(lab)
+    # The ids the client paths go by, as the service reports them, checked against vCenter itself.
+    assert [v["instance_uuid"] for v in modelled.api("GET", "/vcenters")] == [guid]
+    pod = modelled.api("GET", "/pods")[0]
+    assert pod["storage_pod"] == lab_storage_pods(lab)["basil-pod"]
+    urn = f"urn:vmomi:StoragePod:{pod['storage_pod']}:{guid}"
+    config = {
+        "contextObjects": [{"id": urn}],
+        "sessionToken": lab_session_token(lab),
+        "uiApiEndpoint": f"https://{lab.server}/api/ui",
+        "theme": "light",
+    }
+    page.route(
+        "**/api/ui/htmlClientSdk.js",
+        lambda route: route.fulfill(status=200, content_type="text/javascript", body=stub_script(config)),
+    )
+    # The datastore cluster's Monitor tab: the pod the service says that StoragePod is.
+    page.goto(f"{modelled.url}/plugin/client.html#/storagepod")
+    title = page.get_by_test_id("view-title")
+    title.wait_for()
+    assert title.inner_text() == POD
+    assert page.get_by_test_id("not-a-pod").count() == 0
+    view = page.get_by_test_id("pod-view")
+    for ds in pod["datastores"]:
+        view.get_by_role("button", name=ds["name"], exact=True).first.wait_for()
+    page.get_by_test_id("load-chart").wait_for()
+    shot(page, "client-storagepod-light", full_page=True)
+
+    # The global view's pod link opens that same tab through the client's navigation.
+    page.goto(f"{modelled.url}/plugin/client.html#/pods")
+    page.get_by_test_id(f"pod-{POD}").get_by_role("button", name="Open pod").click()
+    page.wait_for_function("() => window.__basilStub.navigations.length > 0")
+    navigations = page.evaluate("() => window.__basilStub.navigations")
+    assert navigations == [{"targetViewId": "basil.storagepod.monitor", "objectId": urn}]
 
 
 def test_in_client_vm_tab_shows_disks_models_and_settings(page: Any, modelled: Basil) -> None:

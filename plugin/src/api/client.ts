@@ -244,9 +244,22 @@ export class ApiClient {
   setRebalanceWindow(change: WindowChange): Promise<Schedules> {
     return this.request('PUT', '/schedules/rebalance', change);
   }
-  /** Runs a job at once (admin); 409 when it is running already. */
+  /** Goes back to the window configured in basil.yaml (admin): Basil forgets the changes it kept. */
+  resetRebalanceWindow(): Promise<Schedules> {
+    return this.request('DELETE', '/schedules/rebalance');
+  }
+  /** Asks the service's scheduler to run a job now (admin): 202 with the run, still `running`; 409 when
+   * the job is running already. */
   runJob(id: string): Promise<JobRun> {
     return this.post(`/jobs/${encodeId(id)}/run`);
+  }
+  /** A job's latest runs, newest first. */
+  jobRuns(id: string, limit = 20): Promise<JobRun[]> {
+    return this.get(`/jobs/${encodeId(id)}/runs?limit=${limit}`);
+  }
+  /** One run of a job, to follow it until it ends. */
+  jobRun(id: string, run: number): Promise<JobRun> {
+    return this.get(`/jobs/${encodeId(id)}/runs/${run}`);
   }
   /** One page of the audit log, newest first: older than `before`, filtered by actor and action. */
   async audit(limit = 100, before?: string | null, filter: AuditFilter = { actor: '', action: '' }): Promise<AuditEntry[]> {

@@ -307,7 +307,7 @@ export interface Job {
   last_run: { started: string; finished: string | null; outcome: string; message: string | null } | null;
 }
 
-/** The answer of running a job by hand. */
+/** A run of a job: `running` until it ends (`succeeded`, `failed` or `skipped`). */
 export interface JobRun {
   id?: number;
   job: string;
@@ -327,6 +327,9 @@ export interface RebalanceWindow {
   max_moves: number;
   max_gb: number;
   next_window?: { start: string; end: string } | null;
+  /** The fields changed through `PUT /schedules/rebalance`, kept by Basil across restarts and applied over
+   * basil.yaml's window; null while basil.yaml's window is in force. */
+  changed?: { fields: Record<string, unknown>; at: string; by: string } | null;
 }
 
 export interface Schedules {

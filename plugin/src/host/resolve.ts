@@ -15,6 +15,11 @@ export function podForStoragePod(storagePodId: string, pods: PodSummary[]): PodS
   return pods.find((p) => p.storage_pod === storagePodId) ?? pods.find((p) => p.storage_pod && moidOf(p.storage_pod) === moidOf(storagePodId) && !vcenterOf(storagePodId)) ?? null;
 }
 
+/** The StoragePod (datastore cluster) id of the pod named `name`, when the service reports one. */
+export function storagePodOf(name: string, pods: PodSummary[]): string | null {
+  return pods.find((p) => p.name === name)?.storage_pod ?? null;
+}
+
 /** The URN of a Basil object for the vSphere Client, when the vCenter's instance uuid is known. */
 export function urnFor(type: string, id: string, vcenters: VCenter[], currentGuid: string | null): string | null {
   const prefix = vcenterOf(id);

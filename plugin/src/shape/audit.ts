@@ -9,7 +9,7 @@ export const AUDIT_ACTIONS: { value: string; label: string }[] = [
   { value: 'plan.', label: 'plans (create, approve, apply, cancel)' },
   { value: 'recommendation.', label: 'recommendations' },
   { value: 'pool.', label: 'resource pools' },
-  { value: 'schedules.', label: 'rebalance window' },
+  { value: 'schedules.', label: 'rebalance window (changed, reset)' },
   { value: 'job.', label: 'jobs run by hand' },
   { value: 'srp.', label: 'SRP settings issued' },
   { value: 'placement', label: 'placement' },

@@ -1,7 +1,7 @@
 // Reading the service's jobs and rebalance window: triggers in words, why a job has no next run, and
 // which fields an edit of the window changes (only those are sent, so the audit names just them).
 
-import type { Job, Problem, RebalanceWindow } from '../api/types';
+import type { Job, JobRun, Problem, RebalanceWindow } from '../api/types';
 import { DASH, dateTime, isoToMs } from './format';
 
 /** A period in words: "every 20 s", "every 5 min", "every 1 h 30 min", "every 2 d". */
@@ -57,18 +57,39 @@ export function triggerText(trigger: string | null | undefined): { text: string;
 }
 
 /**
- * When a job runs next, or why it has no next run: turned off in the configuration, or the service's
- * scheduler is not running (jobs then run only when started by hand).
+ * What the service's scheduler does: runs the configured schedules (`scheduled`), runs only the jobs
+ * asked for (`on-demand`: a service started with `periodic=False`), or nothing (`stopped`); null
+ * while unknown. `/health` says `running` for both of the first two, so the jobs tell them apart: a
+ * scheduler that runs the schedules gives every enabled job a next run, one that runs only asked-for
+ * jobs gives none.
  */
-export function nextRunText(job: Pick<Job, 'enabled' | 'next_run'>, schedulerRunning: boolean | null): string {
+export type SchedulerState = 'scheduled' | 'on-demand' | 'stopped';
+
+export function schedulerState(
+  health: string | null | undefined,
+  jobs: Pick<Job, 'enabled' | 'next_run'>[] | undefined,
+): SchedulerState | null {
+  if (health === 'stopped') return 'stopped';
+  if (health !== 'running') return null;
+  const enabled = (jobs ?? []).filter((j) => j.enabled !== false);
+  if (enabled.length > 0 && enabled.every((j) => !j.next_run)) return 'on-demand';
+  return 'scheduled';
+}
+
+/**
+ * When a job runs next, or why it has no next run: turned off in the configuration, the service's
+ * scheduler is not running, or it runs only the jobs asked for (jobs then run only when started by hand).
+ */
+export function nextRunText(job: Pick<Job, 'enabled' | 'next_run'>, scheduler: SchedulerState | null): string {
   if (job.enabled === false) return 'off in the service’s configuration';
   if (job.next_run) return dateTime(job.next_run);
-  if (schedulerRunning === false) return 'not scheduled: the scheduler is stopped';
+  if (scheduler === 'stopped') return 'not scheduled: the scheduler is stopped';
+  if (scheduler === 'on-demand') return 'not scheduled: the scheduler runs only jobs asked for';
   return 'not scheduled';
 }
 
 /** How long a finished run took ("0.04 s", "12 s", "3 min"), or null while it runs. */
-export function runDuration(run: Job['last_run']): string | null {
+export function runDuration(run: { started?: string | null; finished?: string | null } | null | undefined): string | null {
   const a = isoToMs(run?.started);
   const b = isoToMs(run?.finished);
   if (a === null || b === null || b < a) return null;
@@ -76,6 +97,40 @@ export function runDuration(run: Job['last_run']): string | null {
   if (s < 1) return `${s.toFixed(2)} s`;
   if (s < 120) return `${Math.round(s)} s`;
   return `${Math.round(s / 60)} min`;
+}
+
+/** How a run of a job asked for with "Run now" is going, in one line, and how the alert should look. */
+export interface RunNotice {
+  kind: 'info' | 'success' | 'warning' | 'danger';
+  text: string;
+}
+
+export function runNotice(jobName: string, run: JobRun): RunNotice {
+  const which = run.id !== undefined ? `run ${run.id}` : 'the run';
+  const message = run.message ? `: ${run.message}` : '';
+  switch (run.outcome) {
+    case 'running':
+      return {
+        kind: 'info',
+        text: `${jobName}: ${which} started${run.started ? ` at ${dateTime(run.started)}` : ''}, running…`,
+      };
+    case 'succeeded': {
+      const took = runDuration(run);
+      return { kind: 'success', text: `${jobName}: ${which} succeeded${took ? ` in ${took}` : ''}${message}.` };
+    }
+    case 'skipped':
+      return { kind: 'warning', text: `${jobName}: ${which} was skipped${message}.` };
+    case 'failed':
+      return { kind: 'danger', text: `${jobName}: ${which} failed${message}.` };
+    default:
+      return { kind: 'info', text: `${jobName}: ${which} ${run.outcome}${message}.` };
+  }
+}
+
+/** How long to wait before asking again how a run is going: soon at first (most runs are short), then
+ * less often, at most every 2 s. */
+export function runPollDelay(attempt: number): number {
+  return Math.min(2000, 250 * 2 ** Math.max(0, attempt));
 }
 
 /** The rebalance window in one line: when, how long, the budget and the next window. */
@@ -101,6 +156,19 @@ export interface WindowForm {
 export type WindowField = keyof WindowForm;
 
 export const WINDOW_FIELDS: WindowField[] = ['enabled', 'cron', 'timezone', 'duration', 'max_moves', 'max_gb'];
+
+/** The fields of the window changed through Basil (`rebalance.changed.fields`) in one line, in the
+ * form's order: "cron 30 1 * * sun, max_moves 12". */
+export function changedFieldsText(fields: Record<string, unknown>): string {
+  const order = (k: string) => {
+    const i = (WINDOW_FIELDS as string[]).indexOf(k);
+    return i < 0 ? WINDOW_FIELDS.length : i;
+  };
+  return Object.keys(fields)
+    .sort((a, b) => order(a) - order(b) || a.localeCompare(b))
+    .map((k) => `${k} ${typeof fields[k] === 'string' ? (fields[k] as string) : JSON.stringify(fields[k])}`)
+    .join(', ');
+}
 
 export function windowForm(w: RebalanceWindow): WindowForm {
   return {

@@ -5,7 +5,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ApiClient, ApiError, type Fetch } from '../api/client';
 import type { PodSummary, VCenter } from '../api/types';
 import { applyTheme, type Host, StandaloneHost, type ThemeName } from '../host/host';
-import { podForStoragePod, resolveContextId, urnFor } from '../host/resolve';
+import { podForStoragePod, resolveContextId, storagePodOf, urnFor } from '../host/resolve';
 import { type GlobalTab, parseRoute, type Route, routeHash, VIEW_IDS } from '../host/routes';
 import { AppContext, type AppContextValue, ErrorAlert, LoadGate, Tabs, useApp, useLoad } from './common';
 import { AuditTab, HistoryTab, SchedulesTab } from './GlobalTabs';
@@ -134,28 +134,45 @@ export function App({ host, baseUrl, fetch }: AppProps) {
 
   const vcenters = useLoad<VCenter[]>(() => (signedIn ? api.vcenters() : Promise.resolve([])), `app-vcenters:${signedIn}`);
 
-  const ctx: AppContextValue = useMemo(
-    () => ({
+  const ctx: AppContextValue = useMemo(() => {
+    // Inside the vSphere Client an object opens in its own monitor tab, like any object link: a datastore
+    // or VM by its id, a pod by its datastore cluster (the pod's storage_pod, asked of the service at the
+    // click, so a link clicked before anything loaded still goes there), all with the vCenter's uuid.
+    const clientUrn = async (target: Route): Promise<[string, string] | null> => {
+      const [type, viewId] =
+        target.view === 'datastore'
+          ? ['Datastore', VIEW_IDS.datastore]
+          : target.view === 'vm'
+            ? ['VirtualMachine', VIEW_IDS.vm]
+            : ['StoragePod', VIEW_IDS.storagePod];
+      let id: string | null = null;
+      if (target.view === 'datastore' || target.view === 'vm') id = target.id;
+      else if (target.view === 'pod') id = target.name ? storagePodOf(target.name, await api.pods()) : target.storagePod;
+      if (!id) return null;
+      const vcs = vcenters.data ?? (await api.vcenters());
+      const urn = urnFor(type, id, vcs, host.contextObject()?.serverGuid ?? null);
+      return urn ? [viewId, urn] : null;
+    };
+    return {
       api,
       host,
       open(hash: string) {
         const target = parseRoute(hash);
-        if (host.mode === 'client' && target.view !== 'global') {
-          // Inside the vSphere Client an object opens in its own monitor tab, like any object link.
-          const [type, viewId, id] =
-            target.view === 'datastore'
-              ? ['Datastore', VIEW_IDS.datastore, target.id]
-              : target.view === 'vm'
-                ? ['VirtualMachine', VIEW_IDS.vm, target.id]
-                : ['StoragePod', VIEW_IDS.storagePod, null];
-          const urn = id ? urnFor(type, id, vcenters.data ?? [], host.contextObject()?.serverGuid ?? null) : null;
-          if (urn && host.navigateToObject(viewId, urn)) return;
+        const inPlugin = () => {
+          window.location.hash = routeHash(target);
+        };
+        if (host.mode !== 'client' || target.view === 'global') {
+          inPlugin();
+          return;
         }
-        window.location.hash = routeHash(target);
+        clientUrn(target)
+          .then((found) => {
+            if (!found || !host.navigateToObject(found[0], found[1])) inPlugin();
+          })
+          .catch(inPlugin); // the service did not answer: open the plugin's own view of the object
       },
-    }),
-    [api, host, vcenters.data],
-  );
+    };
+  }, [api, host, vcenters.data]);
 
   if (standalone && !signedIn) {
     return (

@@ -1,18 +1,23 @@
 // The global view's other tabs: schedules (jobs and the rebalance window), history (imbalance and
 // normalized load over time per pod) and the audit log.
 
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ApiError } from '../api/client';
-import type { AuditEntry, Health, Job, Me, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
+import type { AuditEntry, Health, Job, JobRun, Me, PodHistory, PodSummary, RebalanceWindow, Schedules } from '../api/types';
 import { LineChart } from '../charts/Charts';
 import { AUDIT_ACTIONS, type AuditFilter, appendPage, nextBefore, viaText, whatText } from '../shape/audit';
 import { historySeries } from '../shape/charts';
 import { dateTime } from '../shape/format';
 import {
+  changedFieldsText,
   nextRunText,
   otherProblems,
   problemsFor,
   runDuration,
+  runNotice,
+  runPollDelay,
+  type SchedulerState,
+  schedulerState,
   triggerText,
   WINDOW_FIELDS,
   type WindowField,
@@ -21,7 +26,7 @@ import {
   windowForm,
   windowText,
 } from '../shape/schedules';
-import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Spinner, StateLabel, useApp, useLoad } from './common';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
 function asApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
@@ -141,41 +146,116 @@ function WindowEditor({ window, onSaved }: { window: RebalanceWindow; onSaved: (
   );
 }
 
-function JobsTable({ jobs, schedules, schedulerRunning, canRun, onRan }: {
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A run asked for with "Run now", as far as the table has followed it. */
+interface FollowedRun {
+  name: string;
+  run: JobRun | null;
+  /** The service's 409: the job was running already, so no new run started. */
+  conflict: string | null;
+  error: ApiError | null;
+  busy: boolean;
+}
+
+function RunNotices({ followed }: { followed: Record<string, FollowedRun> }) {
+  return (
+    <>
+      {Object.entries(followed).map(([id, f]) => {
+        const notice = f.run ? runNotice(f.name, f.run) : null;
+        return (
+          <div key={id} data-job={id} className="basil-run-notices">
+            {f.conflict && (
+              <Alert kind="warning" testId="job-conflict">
+                {f.name} was not started again: {f.conflict}.
+                {f.run ? ' Following the run in progress.' : ''}
+              </Alert>
+            )}
+            {notice && (
+              <Alert kind={notice.kind} testId="job-notice">
+                {notice.text}
+              </Alert>
+            )}
+            <ErrorAlert error={f.error} testId="job-error" />
+          </div>
+        );
+      })}
+    </>
+  );
+}
+
+function JobsTable({ jobs, schedules, scheduler, canRun, onRan }: {
   jobs: Job[];
   schedules: Schedules | undefined;
-  schedulerRunning: boolean | null;
+  scheduler: SchedulerState | null;
   canRun: boolean;
   onRan: () => void;
 }) {
   const { api } = useApp();
-  const [running, setRunning] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [error, setError] = useState<ApiError | null>(null);
-  const run = async (job: Job) => {
-    setRunning(job.id);
-    setNotice(null);
-    setError(null);
-    try {
-      const r = await api.runJob(job.id);
-      setNotice(`${job.name}: ${r.outcome}${r.message ? ` (${r.message})` : ''}.`);
-      onRan();
-    } catch (err) {
-      setError(asApiError(err));
-    } finally {
-      setRunning(null);
+  const [followed, setFollowed] = useState<Record<string, FollowedRun>>({});
+  const alive = useRef(true);
+  useEffect(() => {
+    alive.current = true;
+    return () => {
+      alive.current = false;
+    };
+  }, []);
+  const update = (id: string, patch: Partial<FollowedRun>) => {
+    if (alive.current) setFollowed((prev) => ({ ...prev, [id]: { ...prev[id], ...patch } }));
+  };
+  // Asks the service again, sooner at first, until the run is no longer running.
+  const follow = async (job: Job, started: JobRun) => {
+    let run = started;
+    for (let attempt = 0; run.outcome === 'running' && run.id !== undefined; attempt++) {
+      await sleep(runPollDelay(attempt));
+      if (!alive.current) return;
+      run = await api.jobRun(job.id, run.id);
+      update(job.id, { run });
     }
   };
+  const run = async (job: Job) => {
+    setFollowed((prev) => ({ ...prev, [job.id]: { name: job.name, run: null, conflict: null, error: null, busy: true } }));
+    try {
+      let started: JobRun | undefined;
+      try {
+        started = await api.runJob(job.id);
+      } catch (err) {
+        const e = asApiError(err);
+        if (e.status !== 409) throw e;
+        update(job.id, { conflict: e.describe() });
+        // Running already: follow the run in progress instead, when the newest run is that one.
+        const [latest] = await api.jobRuns(job.id, 1);
+        started = latest?.outcome === 'running' ? latest : undefined;
+      }
+      if (started) {
+        update(job.id, { run: started });
+        onRan(); // the table shows the run as running
+        await follow(job, started);
+      }
+    } catch (err) {
+      update(job.id, { error: asApiError(err) });
+    } finally {
+      update(job.id, { busy: false });
+      onRan();
+    }
+  };
+  const busy = (id: string) => followed[id]?.busy === true;
   return (
     <>
-      {schedulerRunning === false && (
+      {scheduler === 'stopped' && (
         <Alert kind="info" testId="scheduler-stopped">
           This service&apos;s scheduler is stopped, so no job runs on its own and none has a next run.
           {canRun ? ' Run one now from this table.' : ' An admin can run one now from this table.'}
         </Alert>
       )}
-      {notice && <Alert kind="success" testId="job-notice">{notice}</Alert>}
-      <ErrorAlert error={error} testId="job-error" />
+      {scheduler === 'on-demand' && (
+        <Alert kind="info" testId="scheduler-on-demand">
+          This service&apos;s scheduler runs only the jobs asked for: none runs on its schedule (the periods below are the
+          configured ones), so none has a next run.
+          {canRun ? ' Run one now from this table.' : ' An admin can run one now from this table.'}
+        </Alert>
+      )}
+      <RunNotices followed={followed} />
       <table className="table table-compact basil-table" data-testid="jobs-table">
         <thead>
           <tr>
@@ -203,13 +283,13 @@ function JobsTable({ jobs, schedules, schedulerRunning, canRun, onRan }: {
                   {trig.text}
                 </td>
                 <td className="left" data-testid="job-next">
-                  {nextRunText(j, schedulerRunning)}
+                  {nextRunText(j, scheduler)}
                 </td>
                 <td className="left" data-testid="job-last">
                   {j.last_run ? dateTime(j.last_run.started) : 'never'}
                   {took && <div className="basil-muted basil-reason">took {took}</div>}
                 </td>
-                <td className="left">
+                <td className="left" data-testid="job-outcome">
                   {j.last_run ? <StateLabel state={j.last_run.outcome} /> : <span className="basil-muted">—</span>}
                   {j.last_run?.message && <div className="basil-muted basil-reason">{j.last_run.message}</div>}
                 </td>
@@ -218,11 +298,11 @@ function JobsTable({ jobs, schedules, schedulerRunning, canRun, onRan }: {
                     <button
                       type="button"
                       className="btn btn-sm btn-link basil-link"
-                      disabled={running !== null || j.enabled === false}
+                      disabled={busy(j.id) || j.enabled === false}
                       onClick={() => run(j)}
                       data-testid={`run-${j.id}`}
                     >
-                      {running === j.id ? 'Running…' : 'Run now'}
+                      {busy(j.id) ? 'Running…' : 'Run now'}
                     </button>
                   </td>
                 )}
@@ -231,6 +311,74 @@ function JobsTable({ jobs, schedules, schedulerRunning, canRun, onRan }: {
           })}
         </tbody>
       </table>
+    </>
+  );
+}
+
+/** Where the window in force comes from: basil.yaml, or changes Basil keeps over it; admins may reset. */
+function WindowOrigin({ window, isAdmin, onReset }: { window: RebalanceWindow; isAdmin: boolean; onReset: (s: Schedules) => void }) {
+  const { api } = useApp();
+  const [confirm, setConfirm] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const changed = window.changed;
+  if (!changed) {
+    return (
+      <p className="basil-muted" data-testid="window-origin">
+        This is the window configured in basil.yaml.
+      </p>
+    );
+  }
+  const fields = changedFieldsText(changed.fields);
+  const reset = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await api.resetRebalanceWindow();
+      setConfirm(false);
+      onReset(answer);
+    } catch (err) {
+      setError(asApiError(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Alert kind="warning" testId="window-changed">
+        This window differs from the one in basil.yaml: {fields} (changed by {changed.by}, {dateTime(changed.at)}). Basil keeps
+        these changes across restarts and applies them over basil.yaml, which it does not rewrite.
+      </Alert>
+      {isAdmin && (
+        <div className="basil-form-actions">
+          <button type="button" className="btn btn-sm btn-danger-outline" disabled={busy} onClick={() => setConfirm(true)} data-testid="window-reset">
+            Reset to the configured window
+          </button>
+        </div>
+      )}
+      {confirm && (
+        <Modal
+          title="Reset the rebalance window?"
+          onClose={() => setConfirm(false)}
+          testId="window-reset-confirm"
+          footer={
+            <>
+              <button type="button" className="btn btn-outline" onClick={() => setConfirm(false)} data-testid="window-reset-cancel">
+                Cancel
+              </button>
+              <button type="button" className="btn btn-danger" disabled={busy} onClick={reset} data-testid="window-reset-ok">
+                {busy ? 'Resetting…' : 'Reset to basil.yaml'}
+              </button>
+            </>
+          }
+        >
+          <p>
+            Basil forgets the changes made to the window ({fields}) and applies the window configured in basil.yaml again, now
+            and after every restart.
+          </p>
+          <ErrorAlert error={error} testId="window-reset-error" />
+        </Modal>
+      )}
     </>
   );
 }
@@ -246,10 +394,14 @@ export function SchedulesTab() {
   const jobs = useLoad<Job[]>(() => api.jobs(), 'jobs', 30_000);
   const health = useLoad<Health | null>(() => api.health().catch(() => null), 'health', 60_000);
   const me = useLoad<Me | null>(() => api.me().catch(() => null), 'me');
-  const [changed, setChanged] = useState(false);
+  const [notice, setNotice] = useState<'changed' | 'reset' | null>(null);
   const isAdmin = me.data?.role === 'admin';
-  const scheduler = health.data?.scheduler;
-  const schedulerRunning = scheduler === 'running' ? true : scheduler === 'stopped' ? false : null;
+  const scheduler = schedulerState(health.data?.scheduler, jobs.data);
+  const afterWrite = (kind: 'changed' | 'reset') => {
+    setNotice(kind);
+    sched.reload();
+    jobs.reload();
+  };
   return (
     <div data-testid="schedules-tab">
       <Section title="Scheduled jobs" testId="jobs">
@@ -263,7 +415,7 @@ export function SchedulesTab() {
               list.length === 0 ? (
                 <p className="basil-muted">The service reports no jobs.</p>
               ) : (
-                <JobsTable jobs={list} schedules={sched.data} schedulerRunning={schedulerRunning} canRun={isAdmin} onRan={jobs.reload} />
+                <JobsTable jobs={list} schedules={sched.data} scheduler={scheduler} canRun={isAdmin} onRan={jobs.reload} />
               )
             }
           </LoadGate>
@@ -281,10 +433,16 @@ export function SchedulesTab() {
                 <p data-testid="window-now">
                   <strong>Now:</strong> {windowText(s.rebalance)}.
                 </p>
-                {changed && (
+                <WindowOrigin window={s.rebalance} isAdmin={isAdmin} onReset={() => afterWrite('reset')} />
+                {notice === 'changed' && (
                   <Alert kind="success" testId="window-notice">
-                    The rebalance window is changed, as shown above. The change holds until the service restarts: basil.yaml
-                    keeps the configured window.
+                    The rebalance window is changed, as shown above. Basil keeps the change across restarts: it applies over the
+                    window in basil.yaml until an admin resets it.
+                  </Alert>
+                )}
+                {notice === 'reset' && (
+                  <Alert kind="success" testId="window-reset-notice">
+                    The rebalance window is the one configured in basil.yaml again, as shown above.
                   </Alert>
                 )}
                 {me.data === undefined ? (
@@ -293,11 +451,7 @@ export function SchedulesTab() {
                   <WindowEditor
                     key={JSON.stringify({ ...s.rebalance, next_window: null })}
                     window={s.rebalance}
-                    onSaved={(answer) => {
-                      setChanged(answer.rebalance !== undefined);
-                      sched.reload();
-                      jobs.reload();
-                    }}
+                    onSaved={() => afterWrite('changed')}
                   />
                 ) : (
                   <p className="basil-muted" data-testid="window-readonly">
