@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import pytest
 
-from basil.vcenter.perf import QueryUnit, _EntityResult, merge_into, pack_queries, random_pct, split_entity
+from basil.errors import ValidationError
+from basil.vcenter.connection import VCenterConnection
+from basil.vcenter.perf import (
+    FIRST_LOOK,
+    CollectorParams,
+    PerfCollector,
+    QueryUnit,
+    Window,
+    _EntityResult,
+    merge_into,
+    pack_queries,
+    random_pct,
+    split_entity,
+)
 
 
 def test_an_entity_within_the_budget_is_one_unit() -> None:
@@ -53,3 +67,50 @@ def test_merge_of_aligned_results_joins_counters() -> None:
     a = _EntityResult([ts(0)], {"scsi0:0": {1: [1.0]}})
     merge_into(a, _EntityResult([ts(0)], {"scsi0:0": {2: [5.0]}, "scsi0:1": {2: [6.0]}}))
     assert a.series == {"scsi0:0": {1: [1.0], 2: [5.0]}, "scsi0:1": {2: [6.0]}}
+
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def collector(**params: int) -> PerfCollector:
+    # Windows are worked out from bookmarks and vCenter's time alone: no session is needed.
+    return PerfCollector(cast(VCenterConnection, None), CollectorParams(**params))
+
+
+def test_an_entity_close_behind_is_asked_for_everything_after_its_bookmark() -> None:
+    c = collector(window_samples=15)
+    assert c.window("vm-1", NOW) == FIRST_LOOK  # never seen: its newest sample only
+    c.resume({"vm-1": NOW - timedelta(seconds=40)})
+    assert c.window("vm-1", NOW) == Window(NOW - timedelta(seconds=40))
+    assert c.window("vm-1", None) == Window(NOW - timedelta(seconds=40))
+
+
+def test_an_entity_far_behind_is_asked_for_one_closed_window() -> None:
+    c = collector(window_samples=15)
+    c.resume({"vm-1": NOW - timedelta(minutes=10)})
+    start = NOW - timedelta(minutes=10)
+    assert c.window("vm-1", NOW) == Window(start, start + timedelta(minutes=5))
+
+
+def test_a_window_ending_within_the_publication_grace_stays_open() -> None:
+    c = collector(window_samples=15)
+    # 5 minutes of window ending 59 s before vCenter's clock: its last sample may not be published.
+    since = NOW - timedelta(minutes=5, seconds=59)
+    c.resume({"vm-1": since, "vm-2": since - timedelta(seconds=1)})
+    assert c.window("vm-1", NOW) == Window(since)
+    assert c.window("vm-2", NOW).end == NOW - timedelta(seconds=60)
+
+
+def test_nothing_older_than_vcenters_hour_is_asked_for() -> None:
+    c = collector(window_samples=15)
+    c.resume({"vm-1": NOW - timedelta(hours=5)})
+    start = NOW - timedelta(hours=1)
+    assert c.window("vm-1", NOW) == Window(start, start + timedelta(minutes=5))
+
+
+def test_collector_parameters_report_every_problem() -> None:
+    problems = CollectorParams(workers=0, window_samples=0, max_rounds=0, chunk_samples=0).validate()
+    assert {p.field for p in problems} == {"workers", "window_samples", "max_rounds", "chunk_samples"}
+    assert CollectorParams(window_samples=181).validate()[0].field == "window_samples"
+    with pytest.raises(ValidationError):
+        collector(chunk_samples=-1)
