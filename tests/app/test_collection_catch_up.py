@@ -11,12 +11,14 @@ from sqlalchemy import select
 
 from basil.app import Service, collection
 from basil.store.models import Disk, DiskSample, HostDatastore, HostDatastoreSample
+from basil.vcenter.perf import CollectorParams
 from tests.app.conftest import SCENARIOS, ServiceFactory
 from tests.vcenter.labproc import LabProcess
 
 pytestmark = pytest.mark.lab
 
 HOUR = 180  # 20 s intervals
+WINDOW = CollectorParams().window_samples  # the service's collector runs on the defaults
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +76,8 @@ def test_an_hour_of_outage_is_stored_chunk_by_chunk(paused: LabProcess, make_ser
     caught = collect(svc)
     assert caught["errors"] == []
     assert caught["behind"] == 0
-    # The default windows are 15 samples (5 minutes): an hour is 12 rounds, each stored on its own.
-    assert caught["rounds"] == HOUR // 15
+    # An hour is a few windows (of 20 minutes by default), each round stored on its own.
+    assert caught["rounds"] == HOUR // WINDOW
     assert caught["chunks"] == caught["rounds"]
     assert caught["duplicates"] == 0
     assert caught["incomplete"] == 0
@@ -95,24 +97,24 @@ def test_a_store_failure_half_way_loses_nothing(
     calls = 0
     record = collection.record_disk_samples
 
-    def fails_on_the_fourth_chunk(*args: Any, **kw: Any) -> Any:
+    def fails_on_the_second_chunk(*args: Any, **kw: Any) -> Any:
         nonlocal calls
         calls += 1
-        if calls == 4:
+        if calls == 2:
             raise RuntimeError("disk full")
         return record(*args, **kw)
 
-    monkeypatch.setattr(collection, "record_disk_samples", fails_on_the_fourth_chunk)
+    monkeypatch.setattr(collection, "record_disk_samples", fails_on_the_second_chunk)
     run = svc.run_job("collect")
     assert run["outcome"] == "failed"
     assert "disk full" in run["message"]
-    # Three chunks (rounds) made it to the store: the first 45 samples of the hour.
-    assert {len(t) for t in stored_series(svc).values()} == {1 + 3 * 15}
+    # One chunk (the first round) made it to the store: the first window of the hour.
+    assert {len(t) for t in stored_series(svc).values()} == {1 + WINDOW}
     monkeypatch.undo()
     again = collect(svc)
     assert again["errors"] == []
     assert again["duplicates"] == 0  # nothing already stored was fetched again
-    assert again["rounds"] == HOUR // 15 - 3
+    assert again["rounds"] == HOUR // WINDOW - 1
     assert_contiguous(svc, HOUR + 1)
 
 
@@ -124,9 +126,10 @@ def test_a_restarted_service_goes_on_after_its_stored_samples(
     paused.step(5)
     collect(svc)
     svc.shutdown()
-    paused.step(40)  # the service is down for 40 intervals
+    down = WINDOW + 40
+    paused.step(down)  # the service is down for a window and 40 intervals
     restarted = make_service(paused)  # same store
     caught = collect(restarted)
     assert caught["duplicates"] == 0
-    assert caught["rounds"] == 3  # 15 + 15 samples in closed windows, then the last 10
-    assert_contiguous(restarted, 1 + 5 + 40)
+    assert caught["rounds"] == 2  # a closed window, then the last 40 intervals
+    assert_contiguous(restarted, 1 + 5 + down)

@@ -3,6 +3,7 @@ repeated, also when the sink or a query fails half-way."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.lab
 HOUR = 180  # 20 s intervals: what vCenter keeps of real-time samples
 STEP = timedelta(seconds=20)
 # Small windows and chunks, and one entity per query, so that an hour is many of each.
-PARAMS = CollectorParams(workers=1, max_query_metrics=13, window_samples=15, chunk_samples=40)
+PARAMS = CollectorParams(workers=1, max_query_metrics=13, window_samples=15, max_rounds=16, chunk_samples=40)
 
 Key = tuple[str, str, datetime]  # (VM or host, disk instance or datastore, sample time)
 
@@ -145,6 +146,29 @@ def test_a_backlog_longer_than_vcenter_keeps_starts_at_its_oldest_sample(
     # Nothing is asked for before vCenter's hour, so no window is wasted on samples that are gone.
     assert report.rounds == HOUR // PARAMS.window_samples
     assert_every_interval_once(keys(sink.chunks), now - HOUR * STEP, now)
+
+
+def test_when_the_rounds_run_out_the_next_cycle_goes_on(
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory, caught_up: tuple[PerfCollector, datetime]
+) -> None:
+    _, t0 = caught_up
+    collector = PerfCollector(conn, dataclasses.replace(PARAMS, max_rounds=5))
+    collector.resume(caught_up[0].last_sample_times)
+    lab_vc.step(HOUR)
+    first = Recorder()
+    report = collector.collect(paused, sink=first)
+    assert report.rounds == 5
+    assert report.behind == report.entities
+    assert report.disk_sample_count == 5 * PARAMS.window_samples * sum(
+        len(v.disks) for v in paused.vms.values() if v.powered_on
+    )
+    later = Recorder()
+    rounds = [report.rounds]
+    while report.behind:
+        report = collector.collect(paused, sink=later)
+        rounds.append(report.rounds)
+    assert rounds == [5, 5, HOUR // PARAMS.window_samples - 10]
+    assert_every_interval_once(keys(first.chunks + later.chunks), t0, t0 + HOUR * STEP)
 
 
 def test_a_sink_that_fails_half_way_loses_nothing(

@@ -87,7 +87,6 @@ HOST_DATASTORE_COUNTERS: Mapping[str, str] = {
 }
 
 _BYTES_TO_KB = frozenset({"read_io_size_kb", "write_io_size_kb"})
-_SEEKS = ("small_seeks", "medium_seeks", "large_seeks")
 
 
 @dataclass(frozen=True)
@@ -100,9 +99,12 @@ class CollectorParams:
     fast_parse: bool = True  # read CSV answers with ElementTree instead of pyVmomi (perf_wire)
     vms: bool = True
     hosts: bool = True
-    window_samples: int = 15  # at most this many samples per entity and query while catching up (5 min)
-    max_rounds: int = 16  # query rounds per cycle; an entity still behind after them goes on next cycle
+    window_samples: int = 60  # at most this many samples per entity and query while catching up (20 min)
+    max_rounds: int = 8  # query rounds per cycle; an entity still behind after them goes on next cycle
     chunk_samples: int = 20_000  # samples handed to the sink at once (an entity's window is never split)
+    # Metrics × expected samples per query: a catch-up query answers about as much as 256 metrics
+    # of one window, however high vCenter's metric limit (or none) lets a regular query go.
+    max_query_values: int = 256 * 60
 
     def validate(self) -> list[Problem]:
         problems = []
@@ -117,6 +119,8 @@ class CollectorParams:
             problems.append(Problem("max_rounds", f"must be between 1 and 1000, got {self.max_rounds}"))
         if self.chunk_samples < 1:
             problems.append(Problem("chunk_samples", f"must be positive, got {self.chunk_samples}"))
+        if self.max_query_values < 1:
+            problems.append(Problem("max_query_values", f"must be positive, got {self.max_query_values}"))
         if self.max_query_metrics is not None and self.max_query_metrics == 0:
             problems.append(Problem("max_query_metrics", "must be positive, negative (no limit) or unset"))
         return problems
@@ -143,6 +147,16 @@ class Window:
 FIRST_LOOK = Window(None)
 
 
+def expected_samples(window: Window, now: datetime | None, most: int) -> int:
+    """How many samples per metric *window* should bring (for packing; at most *most*)."""
+    if window.start is None:
+        return 1
+    end = window.end if window.end is not None else now
+    if end is None:
+        return 1
+    return max(1, min(most, int((end - window.start).total_seconds()) // REALTIME_INTERVAL_S))
+
+
 @dataclass
 class _EntityResult:
     timestamps: list[tuple[datetime, int]] = field(default_factory=list)
@@ -150,17 +164,31 @@ class _EntityResult:
     series: dict[str, dict[int, list[float | None]]] = field(default_factory=dict)
 
 
-def pack_queries(units: Iterable[QueryUnit], budget: int) -> list[list[QueryUnit]]:
-    """Units packed in order into batches whose cost stays within *budget* (first fit, in order)."""
+def pack_queries(
+    units: Iterable[QueryUnit],
+    budget: int,
+    samples: Mapping[str, int] | None = None,
+    value_budget: int | None = None,
+) -> list[list[QueryUnit]]:
+    """Units packed in order into batches whose cost stays within *budget* (first fit, in order).
+
+    With *samples* (entity -> samples expected per metric) and *value_budget*, a batch also stays
+    within *value_budget* metrics × samples, so that a query catching up a backlog answers about
+    as many values as a regular one, whatever vCenter's metric limit.
+    """
     batches: list[list[QueryUnit]] = []
     current: list[QueryUnit] = []
-    used = 0
+    used = weight = 0
     for unit in units:
-        if current and used + unit.cost > budget:
+        unit_weight = unit.cost * (samples.get(unit.entity, 1) if samples else 1)
+        if current and (
+            used + unit.cost > budget or (value_budget is not None and weight + unit_weight > value_budget)
+        ):
             batches.append(current)
-            current, used = [], 0
+            current, used, weight = [], 0, 0
         current.append(unit)
         used += unit.cost
+        weight += unit_weight
     if current:
         batches.append(current)
     return batches
@@ -568,7 +596,7 @@ class _Cycle:
             if self.round > 0:  # the budget may have been lowered by a refused query
                 units = [u for u in collector._units(self.inventory)[0] if u.entity in pending]
             windows = {e: collector.window(e, now) for e in pending}
-            pending = self._round(units, windows)
+            pending = self._round(units, windows, now)
             self.round += 1
         for entity in self.failed:
             self._catch_up_later(entity)
@@ -588,9 +616,11 @@ class _Cycle:
             behind=len(pending),
         )
 
-    def _round(self, units: list[QueryUnit], windows: Mapping[str, Window]) -> set[str]:
-        """Query *units* within the budget and stream their samples; the entities to ask again."""
-        batches = pack_queries(units, self.collector._budget())
+    def _round(self, units: list[QueryUnit], windows: Mapping[str, Window], now: datetime | None) -> set[str]:
+        """Query *units* within the budgets and stream their samples; the entities to ask again."""
+        most = self.params.window_samples
+        samples = {e: expected_samples(w, now, most) for e, w in windows.items()}
+        batches = pack_queries(units, self.collector._budget(), samples, self.params.max_query_values)
         self.requests += len(batches)
         remaining = Counter(u.entity for u in units)
         partial: dict[str, _EntityResult] = {}
@@ -699,6 +729,8 @@ class _Samples:
         else:
             expected = set(self.inventory.hosts[entity].datastores)
         delivered: set[str] = set()
+        # A server that treats startTime inclusively repeats the bookmarked sample: it is dropped.
+        keep = [i for i, (ts, _) in enumerate(res.timestamps) if previous is None or ts > previous]
         for instance, per in res.series.items():
             if instance == "":
                 continue  # the entity-wide aggregate; Basil works per disk / per datastore
@@ -706,20 +738,10 @@ class _Samples:
             if target is None:
                 continue
             delivered.add(target)
-            for i, (ts, interval) in enumerate(res.timestamps):
-                if previous is not None and ts <= previous:
-                    continue  # a server that treats startTime inclusively: drop the repeat
-                values = self._values(kind, per, i)
-                if values is not None:
-                    self._add(
-                        entity=entity,
-                        kind=kind,
-                        instance=instance,
-                        target=target,
-                        ts=ts,
-                        interval=interval,
-                        values=values,
-                    )
+            if kind == "vm":
+                self._disk_samples(entity, instance, res.timestamps, per, keep)
+            else:
+                self._host_samples(entity, target, res.timestamps, per, keep)
         for inst in sorted(expected - delivered):
             self.gaps[Missing(entity, "instance", inst, "no data from vCenter")] = None
 
@@ -736,53 +758,95 @@ class _Samples:
             self.gaps[Missing(entity, "unknown_instance", instance, "no such datastore")] = None
         return resolved
 
-    def _values(
-        self, kind: str, per: Mapping[int, list[float | None]], i: int
-    ) -> dict[str, float | None] | None:
-        fields = DISK_COUNTERS if kind == "vm" else HOST_DATASTORE_COUNTERS
-        values: dict[str, float | None] = {}
+    def _columns(
+        self, fields: Mapping[str, str], per: Mapping[int, list[float | None]], n: int
+    ) -> dict[str, list[float | None]]:
+        """Sample field -> its *n* values (None where vCenter had none), resolved once per instance."""
+        columns: dict[str, list[float | None]] = {}
         for cid, series in per.items():
             name = self.by_id.get(cid)
-            if name is None or name not in fields or i >= len(series):
+            if name is None or name not in fields:
                 continue
-            v = series[i]
             fname = fields[name]
-            values[fname] = v / 1024.0 if (v is not None and fname in _BYTES_TO_KB) else v
-        if all(v is None for v in values.values()):
-            return None
-        return values
+            column = series[:n] + [None] * (n - len(series))
+            if fname in _BYTES_TO_KB:
+                column = [None if v is None else v / 1024.0 for v in column]
+            columns[fname] = column
+        return columns
 
-    def _add(
+    def _disk_samples(
         self,
-        *,
-        entity: str,
-        kind: str,
+        vm: str,
         instance: str,
-        target: str,
-        ts: datetime,
-        interval: int,
-        values: dict[str, float | None],
+        timestamps: Sequence[tuple[datetime, int]],
+        per: Mapping[int, list[float | None]],
+        keep: Sequence[int],
     ) -> None:
-        if kind == "vm":
-            seeks = [values.pop(s, None) for s in _SEEKS]
-            self.disks.append(
+        n = len(timestamps)
+        columns = self._columns(DISK_COUNTERS, per, n)
+        present = list(columns.values())
+        nothing: list[float | None] = [None] * n
+        c = {f: columns.get(f, nothing) for f in DISK_COUNTERS.values()}
+        small, medium, large = c["small_seeks"], c["medium_seeks"], c["large_seeks"]
+        append = self.disks.append
+        for i in keep:
+            if not any(column[i] is not None for column in present):
+                continue  # no counter had a value: not a sample
+            ts, interval = timestamps[i]
+            append(
                 DiskSample(
-                    vm=entity,
+                    vm=vm,
                     instance=instance,
                     timestamp=ts,
                     interval_s=interval,
-                    random_pct=random_pct(*seeks),
-                    **values,
+                    read_iops=c["read_iops"][i],
+                    write_iops=c["write_iops"][i],
+                    read_latency_ms=c["read_latency_ms"][i],
+                    write_latency_ms=c["write_latency_ms"][i],
+                    read_oio=c["read_oio"][i],
+                    write_oio=c["write_oio"][i],
+                    read_io_size_kb=c["read_io_size_kb"][i],
+                    write_io_size_kb=c["write_io_size_kb"][i],
+                    random_pct=random_pct(small[i], medium[i], large[i]),
+                    read_kbps=c["read_kbps"][i],
+                    write_kbps=c["write_kbps"][i],
                 )
             )
-        else:
-            self.hosts.append(
+
+    def _host_samples(
+        self,
+        host: str,
+        datastore: str,
+        timestamps: Sequence[tuple[datetime, int]],
+        per: Mapping[int, list[float | None]],
+        keep: Sequence[int],
+    ) -> None:
+        n = len(timestamps)
+        columns = self._columns(HOST_DATASTORE_COUNTERS, per, n)
+        present = list(columns.values())
+        nothing: list[float | None] = [None] * n
+        c = {f: columns.get(f, nothing) for f in HOST_DATASTORE_COUNTERS.values()}
+        append = self.hosts.append
+        for i in keep:
+            if not any(column[i] is not None for column in present):
+                continue
+            ts, interval = timestamps[i]
+            append(
                 HostDatastoreSample(
-                    host=entity,
-                    datastore=target,
+                    host=host,
+                    datastore=datastore,
                     timestamp=ts,
                     interval_s=interval,
-                    **values,
+                    read_iops=c["read_iops"][i],
+                    write_iops=c["write_iops"][i],
+                    read_oio=c["read_oio"][i],
+                    write_oio=c["write_oio"][i],
+                    read_latency_ms=c["read_latency_ms"][i],
+                    write_latency_ms=c["write_latency_ms"][i],
+                    read_kbps=c["read_kbps"][i],
+                    write_kbps=c["write_kbps"][i],
+                    size_normalized_latency_us=c["size_normalized_latency_us"][i],
+                    max_queue_depth=c["max_queue_depth"][i],
                 )
             )
 
