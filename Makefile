@@ -108,3 +108,8 @@ bench-collect: $(STAMP) lab
 
 bench-api: $(STAMP)
 	$(PY) benchmarks/bench_api.py
+
+# The service's memory on the large lab scenario: an hour of collection, then an hour's outage caught up.
+.PHONY: bench-memory
+bench-memory: $(STAMP) lab
+	$(PY) benchmarks/bench_service_memory.py

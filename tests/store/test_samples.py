@@ -21,6 +21,7 @@ from basil.store.samples import (
     device_points,
     disk_history,
     latest_sample_time,
+    newest_sample_times,
     prune_samples,
     record_disk_samples,
     record_host_datastore_samples,
@@ -85,6 +86,21 @@ def test_insert_is_idempotent(store: Store) -> None:
     assert (first.offered, first.duplicates) == (7, 2)
     assert second.offered == 5
     assert stored == 5
+
+
+def test_newest_sample_times_per_vm_and_host_of_one_vcenter(store: Store) -> None:
+    rng = np.random.default_rng(3)
+    with store.session() as session:
+        assert newest_sample_times(session, "vc") == {}
+        record_disk_samples(session, disk_cycle(rng, T0, 3) + disk_cycle(rng, T0 + 20, 2))
+        record_disk_samples(session, disk_cycle(rng, T0 + 60, 1, vcenter="other"))
+        record_host_datastore_samples(session, host_cycle(rng, T0, 2, 2) + host_cycle(rng, T0 + 40, 1, 1))
+    with store.read_session() as session:
+        newest = newest_sample_times(session, "vc")
+        other = newest_sample_times(session, "other")
+    # vm-0 and vm-1 delivered at T0 + 20, vm-2 only at T0; host-0 saw ds-0 last at T0 + 40.
+    assert newest == {"vm-0": T0 + 20, "vm-1": T0 + 20, "vm-2": T0, "host-0": T0 + 40, "host-1": T0}
+    assert other == {"vm-0": T0 + 60}
 
 
 def test_percentiles_over_rollups_match_the_raw_samples(store: Store) -> None:

@@ -5,13 +5,18 @@ IO) is left out and counted as incomplete, never guessed; counters vCenter does 
 come back in the report. The newest sample time is "now" for everything downstream (models,
 retention, rollups), so the lab's accelerated clock and a vCenter whose clock differs from ours
 both work.
+
+A cycle's samples arrive in chunks (:class:`~basil.vcenter.types.SampleChunk`) and each is stored in
+its own transaction as it comes (:class:`CollectionWriter`), so a cycle that catches up an hour of
+backlog never holds more than a chunk of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from basil.store import Store
 from basil.store.samples import (
@@ -20,7 +25,9 @@ from basil.store.samples import (
     record_disk_samples,
     record_host_datastore_samples,
 )
-from basil.vcenter.types import CollectionReport, DiskSample, HostDatastoreSample
+from basil.vcenter.types import CollectionReport, DiskSample, HostDatastoreSample, SampleChunk
+
+_S = TypeVar("_S", DiskSample, HostDatastoreSample)
 
 
 def _ts(moment: datetime) -> int:
@@ -113,6 +120,9 @@ class CollectionOutcome:
     latest: datetime | None  # vCenter time of the newest sample
     latest_disk: dict[tuple[str, str], DiskSample] = field(default_factory=dict, repr=False)
     latest_host: dict[tuple[str, str], HostDatastoreSample] = field(default_factory=dict, repr=False)
+    rounds: int = 1
+    chunks: int = 0
+    behind: int = 0
 
     def summary(self) -> dict[str, object]:
         return {
@@ -123,6 +133,9 @@ class CollectionOutcome:
             "duplicates": self.duplicates,
             "incomplete": self.incomplete,
             "requests": self.requests,
+            "rounds": self.rounds,
+            "chunks": self.chunks,
+            "behind": self.behind,
             "missing_counters": list(self.missing_counters),
             "missing": self.missing,
             "errors": list(self.errors),
@@ -147,37 +160,112 @@ def latest_by_key(
     return d, h
 
 
+def keep_newer(into: dict[tuple[str, str], _S], newer: Mapping[tuple[str, str], _S]) -> None:
+    """Merge *newer* into *into*, keeping for each key the sample with the later timestamp."""
+    for key, sample in newer.items():
+        old = into.get(key)
+        if old is None or sample.timestamp >= old.timestamp:
+            into[key] = sample
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """One chunk once it is in the store: what it added, for the service's in-memory view."""
+
+    disk_samples: int
+    host_samples: int
+    incomplete: int
+    latest: datetime | None
+    latest_disk: dict[tuple[str, str], DiskSample]
+    latest_host: dict[tuple[str, str], HostDatastoreSample]
+
+
+class CollectionWriter:
+    """The sink of a collection cycle: stores each chunk in its own transaction and keeps the tallies.
+
+    A chunk that fails to store raises out of the collector, which then keeps that chunk's
+    entities where they were: the next cycle fetches those samples again (the store is idempotent).
+    """
+
+    def __init__(
+        self, store: Store, vcenter: str, on_stored: Callable[[StoredChunk], None] | None = None
+    ) -> None:
+        self.store = store
+        self.vcenter = vcenter
+        self.on_stored = on_stored
+        self.disk_samples = self.host_samples = 0
+        self.stored = self.duplicates = self.incomplete = self.chunks = 0
+        self.latest: datetime | None = None
+        self.latest_disk: dict[tuple[str, str], DiskSample] = {}
+        self.latest_host: dict[tuple[str, str], HostDatastoreSample] = {}
+
+    def __call__(self, chunk: SampleChunk) -> None:
+        vcenter = self.vcenter
+        disk_rows = [r for r in (disk_record(vcenter, s) for s in chunk.disk_samples) if r is not None]
+        host_rows = [
+            r
+            for r in (host_datastore_record(vcenter, s) for s in chunk.host_datastore_samples)
+            if r is not None
+        ]
+        incomplete = (
+            len(chunk.disk_samples) - len(disk_rows) + len(chunk.host_datastore_samples) - len(host_rows)
+        )
+        times = [s.timestamp for s in chunk.disk_samples] + [
+            s.timestamp for s in chunk.host_datastore_samples
+        ]
+        latest = max(times) if times else None
+        if disk_rows or host_rows:
+            with self.store.session() as session:
+                a = record_disk_samples(session, disk_rows, latest)
+                b = record_host_datastore_samples(session, host_rows, latest)
+            self.stored += a.offered - a.duplicates + b.offered - b.duplicates
+            self.duplicates += a.duplicates + b.duplicates
+        self.chunks += 1
+        self.disk_samples += len(chunk.disk_samples)
+        self.host_samples += len(chunk.host_datastore_samples)
+        self.incomplete += incomplete
+        if latest is not None and (self.latest is None or latest > self.latest):
+            self.latest = latest
+        latest_disk, latest_host = latest_by_key(chunk.disk_samples, chunk.host_datastore_samples)
+        keep_newer(self.latest_disk, latest_disk)
+        keep_newer(self.latest_host, latest_host)
+        if self.on_stored is not None:
+            self.on_stored(
+                StoredChunk(
+                    disk_samples=len(chunk.disk_samples),
+                    host_samples=len(chunk.host_datastore_samples),
+                    incomplete=incomplete,
+                    latest=latest,
+                    latest_disk=latest_disk,
+                    latest_host=latest_host,
+                )
+            )
+
+    def outcome(self, report: CollectionReport) -> CollectionOutcome:
+        """The cycle's outcome once the collector has returned *report*."""
+        return CollectionOutcome(
+            vcenter=self.vcenter,
+            disk_samples=self.disk_samples,
+            host_samples=self.host_samples,
+            stored=self.stored,
+            duplicates=self.duplicates,
+            incomplete=self.incomplete,
+            requests=report.requests,
+            missing_counters=report.missing_counters,
+            missing=len(report.missing),
+            errors=report.errors,
+            latest=self.latest,
+            latest_disk=self.latest_disk,
+            latest_host=self.latest_host,
+            rounds=report.rounds,
+            chunks=self.chunks,
+            behind=report.behind,
+        )
+
+
 def store_collection(store: Store, vcenter: str, report: CollectionReport) -> CollectionOutcome:
-    """Write one cycle's samples to the store (idempotent: a sample seen twice is stored once)."""
-    disk_rows = [r for r in (disk_record(vcenter, s) for s in report.disk_samples) if r is not None]
-    host_rows = [
-        r for r in (host_datastore_record(vcenter, s) for s in report.host_datastore_samples) if r is not None
-    ]
-    incomplete = (
-        len(report.disk_samples) - len(disk_rows) + len(report.host_datastore_samples) - len(host_rows)
-    )
-    times = [s.timestamp for s in report.disk_samples] + [s.timestamp for s in report.host_datastore_samples]
-    latest = max(times) if times else None
-    stored = duplicates = 0
-    if disk_rows or host_rows:
-        with store.session() as session:
-            a = record_disk_samples(session, disk_rows, latest)
-            b = record_host_datastore_samples(session, host_rows, latest)
-        stored = a.offered - a.duplicates + b.offered - b.duplicates
-        duplicates = a.duplicates + b.duplicates
-    latest_disk, latest_host = latest_by_key(report.disk_samples, report.host_datastore_samples)
-    return CollectionOutcome(
-        vcenter=vcenter,
-        disk_samples=len(report.disk_samples),
-        host_samples=len(report.host_datastore_samples),
-        stored=stored,
-        duplicates=duplicates,
-        incomplete=incomplete,
-        requests=report.requests,
-        missing_counters=report.missing_counters,
-        missing=len(report.missing),
-        errors=report.errors,
-        latest=latest,
-        latest_disk=latest_disk,
-        latest_host=latest_host,
-    )
+    """Write a cycle's gathered samples at once (idempotent: a sample seen twice is stored once)."""
+    writer = CollectionWriter(store, vcenter)
+    if report.disk_samples or report.host_datastore_samples:
+        writer(SampleChunk(report.disk_samples, report.host_datastore_samples, 0))
+    return writer.outcome(report)

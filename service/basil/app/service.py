@@ -27,7 +27,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from basil.app import jobs as job_registry
 from basil.app import views
 from basil.app.actor import SYSTEM, Actor, audited
-from basil.app.collection import store_collection
+from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
 from basil.app.metrics import Metrics
 from basil.app.modelling import run_modelling
@@ -69,8 +69,9 @@ from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models
 from basil.store.inventory import save_inventory
 from basil.store.overrides import Override, delete_override, get_override, put_override
 from basil.store.retention import apply_retention
-from basil.store.samples import DiskRef, latest_sample_time, roll_up
+from basil.store.samples import DiskRef, latest_sample_time, newest_sample_times, roll_up
 from basil.vcenter.connection import ConnectionParams
+from basil.vcenter.perf import PerfCollector
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
@@ -402,26 +403,20 @@ class Service:
         done: list[dict[str, object]] = []
         problems: list[str] = []
         for name, link in self.links.items():
+            writer = CollectionWriter(self.store, name, on_stored=self._chunk_stored(name, link))
             try:
-                report = link.collector.collect(link.inventory())
+                collector = link.collector
+                if not collector.resumed:
+                    self._resume_collector(name, collector)
+                # Chunk by chunk: a cycle that catches up a backlog stores it as it comes.
+                report = collector.collect(link.inventory(), sink=writer)
             except BasilError as err:
                 self.counters.inc("basil_collections_total", vcenter=name, outcome="failed")
                 self.counters.inc("basil_vcenter_errors_total", vcenter=name)
                 problems.append(f"{name}: {err.message}")
                 continue
-            outcome = store_collection(self.store, name, report)
-            with self._lock:
-                self.latest_disks[name].update(outcome.latest_disk)
-                self.latest_hosts[name].update(outcome.latest_host)
-            self.generations.bump(SAMPLES)
-            if outcome.latest is not None:
-                link.last_collection = outcome.latest
+            outcome = writer.outcome(report)
             self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
-            self.counters.inc("basil_samples_total", outcome.disk_samples, vcenter=name, kind="disk")
-            self.counters.inc(
-                "basil_samples_total", outcome.host_samples, vcenter=name, kind="host_datastore"
-            )
-            self.counters.inc("basil_samples_incomplete_total", outcome.incomplete, vcenter=name)
             self.counters.set("basil_missing_counters", len(outcome.missing_counters), vcenter=name)
             if outcome.errors:
                 self.counters.inc("basil_vcenter_errors_total", len(outcome.errors), vcenter=name)
@@ -429,6 +424,32 @@ class Service:
         if problems and not done:
             raise BasilError("; ".join(problems))
         return {"vcenters": done, "message": "; ".join(problems)}
+
+    def _resume_collector(self, name: str, collector: PerfCollector) -> None:
+        """A new collector (service start, reconnection) goes on after the samples already stored."""
+        with self.store.read_session() as session:
+            newest = newest_sample_times(session, name)
+        taken = collector.resume({entity: datetime.fromtimestamp(ts, UTC) for entity, ts in newest.items()})
+        if taken:
+            log.info("vCenter %s: collection goes on after the stored samples of %d entities", name, taken)
+
+    def _chunk_stored(self, name: str, link: VCenterLink) -> Callable[[StoredChunk], None]:
+        """What the service learns from each stored chunk: newest samples, vCenter's time, counters."""
+
+        def note(chunk: StoredChunk) -> None:
+            with self._lock:
+                keep_newer(self.latest_disks[name], chunk.latest_disk)
+                keep_newer(self.latest_hosts[name], chunk.latest_host)
+            if chunk.latest is not None and (
+                link.last_collection is None or chunk.latest > link.last_collection
+            ):
+                link.last_collection = chunk.latest
+            self.generations.bump(SAMPLES)  # after everything the views read of this chunk changed
+            self.counters.inc("basil_samples_total", chunk.disk_samples, vcenter=name, kind="disk")
+            self.counters.inc("basil_samples_total", chunk.host_samples, vcenter=name, kind="host_datastore")
+            self.counters.inc("basil_samples_incomplete_total", chunk.incomplete, vcenter=name)
+
+        return note
 
     def _job_inventory(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

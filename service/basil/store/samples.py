@@ -652,6 +652,23 @@ def latest_sample_time(session: Session) -> int | None:
     return max(found) if found else None
 
 
+def newest_sample_times(session: Session, vcenter: str) -> dict[str, int]:
+    """Per VM and per host of *vcenter*, the time of its newest stored raw sample.
+
+    A collector restarted on this store goes on from there (one index lookup per series: the
+    newest sample of a series is the last entry of its primary key).
+    """
+    out: dict[str, int] = {}
+    for kind, owner in ((DISK, "vm"), (HOST_DATASTORE, "host")):
+        raw = kind.raw_table.c
+        series = kind.series_table.c
+        newest = select(func.max(raw.ts)).where(raw[kind.series_column] == series.id).scalar_subquery()
+        for entity, ts in session.execute(select(series[owner], newest).where(series.vcenter == vcenter)):
+            if ts is not None and int(ts) > out.get(entity, -1):
+                out[entity] = int(ts)
+    return out
+
+
 # --- reading -----------------------------------------------------------------------------------------
 
 

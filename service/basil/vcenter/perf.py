@@ -7,15 +7,23 @@ are packed so that entities × counters × instances stay within vCenter's
 ``config.vpxd.stats.maxQueryMetrics``, and several are in flight at once. Each entity is asked only
 for samples newer than the last one it delivered, so a cycle fetches each 20 s sample exactly once.
 A counter or instance vCenter does not deliver is reported, never fatal.
+
+Memory stays bounded whatever the backlog (after an outage vCenter still holds up to an hour of
+samples per entity): an entity that is behind is asked for one window of at most
+``window_samples`` samples per query, in rounds, until it has caught up or the cycle's rounds run
+out (the next cycle goes on); samples are handed to the caller's sink in chunks as the answers come
+in, and an entity's bookmark moves only once the sink has taken its samples.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter, defaultdict
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,11 +33,23 @@ from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.errors import VCenterError
 from basil.vcenter.perf_wire import query_perf_csv
-from basil.vcenter.types import CollectionReport, DiskSample, HostDatastoreSample, Inventory, Missing
+from basil.vcenter.types import (
+    CollectionReport,
+    DiskSample,
+    HostDatastoreSample,
+    Inventory,
+    Missing,
+    SampleChunk,
+)
 
 log = logging.getLogger(__name__)
 
 REALTIME_INTERVAL_S = 20
+#: vCenter keeps real-time samples for an hour: nothing older is asked for.
+REALTIME_RETENTION_S = 3600
+#: A window is closed (``endTime`` set) only when it ends this long before vCenter's clock, so that a
+#: window that comes back empty means "no sample there", never "not published yet".
+PUBLICATION_GRACE_S = 3 * REALTIME_INTERVAL_S
 MAX_QUERY_METRICS_OPTION = "config.vpxd.stats.maxQueryMetrics"
 #: Used when vCenter does not have the option set: the lower of the two defaults seen in the field.
 DEFAULT_MAX_QUERY_METRICS = 64
@@ -67,7 +87,6 @@ HOST_DATASTORE_COUNTERS: Mapping[str, str] = {
 }
 
 _BYTES_TO_KB = frozenset({"read_io_size_kb", "write_io_size_kb"})
-_SEEKS = ("small_seeks", "medium_seeks", "large_seeks")
 
 
 @dataclass(frozen=True)
@@ -80,11 +99,28 @@ class CollectorParams:
     fast_parse: bool = True  # read CSV answers with ElementTree instead of pyVmomi (perf_wire)
     vms: bool = True
     hosts: bool = True
+    window_samples: int = 60  # at most this many samples per entity and query while catching up (20 min)
+    max_rounds: int = 8  # query rounds per cycle; an entity still behind after them goes on next cycle
+    chunk_samples: int = 20_000  # samples handed to the sink at once (an entity's window is never split)
+    # Metrics × expected samples per query: a catch-up query answers about as much as 256 metrics
+    # of one window, however high vCenter's metric limit (or none) lets a regular query go.
+    max_query_values: int = 256 * 60
 
     def validate(self) -> list[Problem]:
         problems = []
         if not 1 <= self.workers <= 32:
             problems.append(Problem("workers", f"must be between 1 and 32, got {self.workers}"))
+        retained = REALTIME_RETENTION_S // REALTIME_INTERVAL_S
+        if not 1 <= self.window_samples <= retained:
+            problems.append(
+                Problem("window_samples", f"must be between 1 and {retained}, got {self.window_samples}")
+            )
+        if not 1 <= self.max_rounds <= 1000:
+            problems.append(Problem("max_rounds", f"must be between 1 and 1000, got {self.max_rounds}"))
+        if self.chunk_samples < 1:
+            problems.append(Problem("chunk_samples", f"must be positive, got {self.chunk_samples}"))
+        if self.max_query_values < 1:
+            problems.append(Problem("max_query_values", f"must be positive, got {self.max_query_values}"))
         if self.max_query_metrics is not None and self.max_query_metrics == 0:
             problems.append(Problem("max_query_metrics", "must be positive, negative (no limit) or unset"))
         return problems
@@ -100,6 +136,27 @@ class QueryUnit:
     cost: int
 
 
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What one entity is asked for in a query round."""
+
+    start: datetime | None  # exclusive; None: the newest sample only (the entity's first look)
+    end: datetime | None = None  # inclusive; None: up to vCenter's newest sample
+
+
+FIRST_LOOK = Window(None)
+
+
+def expected_samples(window: Window, now: datetime | None, most: int) -> int:
+    """How many samples per metric *window* should bring (for packing; at most *most*)."""
+    if window.start is None:
+        return 1
+    end = window.end if window.end is not None else now
+    if end is None:
+        return 1
+    return max(1, min(most, int((end - window.start).total_seconds()) // REALTIME_INTERVAL_S))
+
+
 @dataclass
 class _EntityResult:
     timestamps: list[tuple[datetime, int]] = field(default_factory=list)
@@ -107,17 +164,31 @@ class _EntityResult:
     series: dict[str, dict[int, list[float | None]]] = field(default_factory=dict)
 
 
-def pack_queries(units: Iterable[QueryUnit], budget: int) -> list[list[QueryUnit]]:
-    """Units packed in order into batches whose cost stays within *budget* (first fit, in order)."""
+def pack_queries(
+    units: Iterable[QueryUnit],
+    budget: int,
+    samples: Mapping[str, int] | None = None,
+    value_budget: int | None = None,
+) -> list[list[QueryUnit]]:
+    """Units packed in order into batches whose cost stays within *budget* (first fit, in order).
+
+    With *samples* (entity -> samples expected per metric) and *value_budget*, a batch also stays
+    within *value_budget* metrics × samples, so that a query catching up a backlog answers about
+    as many values as a regular one, whatever vCenter's metric limit.
+    """
     batches: list[list[QueryUnit]] = []
     current: list[QueryUnit] = []
-    used = 0
+    used = weight = 0
     for unit in units:
-        if current and used + unit.cost > budget:
+        unit_weight = unit.cost * (samples.get(unit.entity, 1) if samples else 1)
+        if current and (
+            used + unit.cost > budget or (value_budget is not None and weight + unit_weight > value_budget)
+        ):
             batches.append(current)
-            current, used = [], 0
+            current, used, weight = [], 0, 0
         current.append(unit)
         used += unit.cost
+        weight += unit_weight
     if current:
         batches.append(current)
     return batches
@@ -174,6 +245,7 @@ class PerfCollector:
         self._cycle = threading.Lock()
         self._cycle_budget_lock = threading.Lock()
         self._metric_id_cache: dict[tuple[int, ...], list[Any]] = {}
+        self._resumed = False
 
     # --- set-up, once -------------------------------------------------------------------------
 
@@ -228,10 +300,40 @@ class PerfCollector:
     def last_sample_times(self) -> Mapping[str, datetime]:
         return dict(self._last)
 
+    @property
+    def resumed(self) -> bool:
+        """Whether :meth:`resume` has been called (a service calls it once, before the first cycle)."""
+        return self._resumed
+
+    def resume(self, bookmarks: Mapping[str, datetime]) -> int:
+        """Go on after *bookmarks* (entity -> time of its newest sample kept elsewhere, e.g. the store).
+
+        After a restart the service hands in what it had stored, so the first cycles catch up the
+        samples vCenter still holds (an hour) instead of starting from the newest one. An entity
+        this collector already has a bookmark for keeps its own. Returns how many were taken.
+        """
+        with self._cycle:
+            taken = 0
+            for entity, moment in bookmarks.items():
+                if entity not in self._last:
+                    self._last[entity] = _as_utc(moment)
+                    taken += 1
+            self._resumed = True
+            return taken
+
     # --- one cycle ----------------------------------------------------------------------------
 
     def plan(self, inventory: Inventory) -> tuple[list[list[QueryUnit]], list[Missing]]:
-        """The batches of one cycle, and the counters vCenter does not have at all."""
+        """The batches of one cycle's first round, and the counters vCenter does not have at all."""
+        units, missing = self._units(inventory)
+        return pack_queries(units, self._budget()), missing
+
+    def _budget(self) -> int:
+        limit = self.max_query_metrics()
+        return limit if limit > 0 else UNLIMITED_BATCH_METRICS
+
+    def _units(self, inventory: Inventory) -> tuple[list[QueryUnit], list[Missing]]:
+        """Every entity's query units within the current budget, and the counters vCenter lacks."""
         ids = self.counter_ids()
         missing: list[Missing] = []
         disk_ids = []
@@ -246,8 +348,7 @@ class PerfCollector:
                 host_ids.append(ids[name])
             elif self.params.hosts:
                 missing.append(Missing("*", "counter", name, "vCenter has no such counter"))
-        limit = self.max_query_metrics()
-        budget = limit if limit > 0 else UNLIMITED_BATCH_METRICS
+        budget = self._budget()
         units: list[QueryUnit] = []
         if self.params.vms and disk_ids:
             for vm in sorted(inventory.vms.values(), key=lambda v: v.moid):
@@ -258,75 +359,62 @@ class PerfCollector:
             for host in sorted(inventory.hosts.values(), key=lambda h: h.moid):
                 if host.connection_state == "connected" and host.datastores:
                     units.extend(split_entity(host.moid, "host", host_ids, budget))
-        return pack_queries(units, budget), missing
+        return units, missing
 
-    def collect(self, inventory: Inventory) -> CollectionReport:
-        """One cycle: every running VM's disks and every connected host's datastores."""
-        with self._cycle:
-            return self._collect(inventory)
+    def collect(
+        self, inventory: Inventory, sink: Callable[[SampleChunk], None] | None = None
+    ) -> CollectionReport:
+        """One cycle: every running VM's disks and every connected host's datastores.
 
-    def _collect(self, inventory: Inventory) -> CollectionReport:
-        started = datetime.now(UTC)
-        batches, missing = self.plan(inventory)
-        by_id = {v: k for k, v in self.counter_ids().items()}
-        results: dict[str, _EntityResult] = {}
-        errors: list[str] = []
-        failures: list[VCenterError] = []
-        failed_entities: set[str] = set()
-        lock = threading.Lock()
-
-        def run(batch: list[QueryUnit]) -> None:
-            try:
-                metrics = self._query_within_limit(batch)
-            except VCenterError as err:
-                with lock:
-                    errors.append(f"{len(batch)} entities ({batch[0].entity}..): {err.message}")
-                    failures.append(err)
-                    failed_entities.update(u.entity for u in batch)
-                return
-            parsed = metrics
-            with lock:
-                for moid, res in parsed:
-                    merge_into(results.setdefault(moid, _EntityResult()), res)
-
-        if batches:
-            with ThreadPoolExecutor(max_workers=min(self.params.workers, len(batches))) as pool:
-                list(pool.map(run, batches))
-        if batches and len(failures) == len(batches):
-            raise failures[0]
-
-        disks, host_samples, found_missing = self._samples(inventory, batches, results, by_id)
-        self._catch_up_later(failed_entities, disks, host_samples)
-        entities = len({u.entity for b in batches for u in b})
-        return CollectionReport(
-            started_at=started,
-            finished_at=datetime.now(UTC),
-            disk_samples=tuple(disks),
-            host_datastore_samples=tuple(host_samples),
-            missing=tuple(missing + found_missing),
-            requests=len(batches),
-            entities=entities,
-            errors=tuple(errors),
-        )
-
-    def _catch_up_later(
-        self, failed: set[str], disks: list[DiskSample], host_samples: list[HostDatastoreSample]
-    ) -> None:
-        """Entities whose query failed before they ever delivered start from this cycle's newest sample.
-
-        Without this, an entity seen for the first time asks for its newest sample only, and the
-        sample its failed query should have brought would be lost.
+        With a *sink*, samples are handed to it chunk by chunk (at most about
+        ``params.chunk_samples`` at once) and the report only counts them; without one they are
+        gathered into the report (fine for a cycle or two, not for catching up a large backlog).
+        If the sink raises, the cycle stops there: what it had taken is bookmarked, the rest is
+        fetched again next cycle.
         """
-        times = [s.timestamp for s in disks] + [s.timestamp for s in host_samples]
-        if not times:
-            return
-        since = max(times) - timedelta(seconds=REALTIME_INTERVAL_S)
-        for entity in failed:
-            self._last.setdefault(entity, since)
+        with self._cycle:
+            if sink is not None:
+                return _Cycle(self, inventory, sink).run()
+            disks: list[DiskSample] = []
+            hosts: list[HostDatastoreSample] = []
 
-    def _fetch(self, batch: list[QueryUnit]) -> list[tuple[str, _EntityResult]]:
+            def gather(chunk: SampleChunk) -> None:
+                disks.extend(chunk.disk_samples)
+                hosts.extend(chunk.host_datastore_samples)
+
+            report = _Cycle(self, inventory, gather).run()
+            return dataclasses.replace(report, disk_samples=tuple(disks), host_datastore_samples=tuple(hosts))
+
+    def vcenter_time(self) -> datetime:
+        """vCenter's clock (``ServiceInstance.CurrentTime``), the reference for windows and retention."""
+        with self._conn.translate("reading vCenter's time"):
+            now = vim.ServiceInstance("ServiceInstance", self._conn.stub).CurrentTime()
+        return _as_utc(now)
+
+    def window(self, entity: str, now: datetime | None) -> Window:
+        """What *entity* is asked for next, given vCenter's time *now* (None: not read this cycle).
+
+        An entity seen for the first time gets its newest sample only. One that is behind by more
+        than a window (plus the publication grace) gets a closed window of ``window_samples``
+        samples after its bookmark; otherwise everything after the bookmark. Nothing older than
+        vCenter's real-time retention is asked for: it is gone.
+        """
+        last = self._last.get(entity)
+        if last is None:
+            return FIRST_LOOK
+        if now is None:
+            return Window(last)
+        start = max(last, now - timedelta(seconds=REALTIME_RETENTION_S))
+        end = start + timedelta(seconds=self.params.window_samples * REALTIME_INTERVAL_S)
+        if end <= now - timedelta(seconds=PUBLICATION_GRACE_S):
+            return Window(start, end)
+        return Window(start)
+
+    def _fetch(
+        self, batch: list[QueryUnit], windows: Mapping[str, Window]
+    ) -> list[tuple[str, _EntityResult]]:
         """One QueryPerf: CSV read off the wire when possible, else through pyVmomi."""
-        specs = self._specs(batch)
+        specs = self._specs(batch, windows)
         if self.params.csv and self.params.fast_parse:
             wire = query_perf_csv(self._conn, specs)
             if wire is not None:
@@ -335,14 +423,16 @@ class PerfCollector:
             metrics = self._conn.content.perfManager.QueryPerf(querySpec=specs)
         return [(m.entity._moId, self._parse(m)) for m in metrics or ()]
 
-    def _query_within_limit(self, batch: list[QueryUnit]) -> list[tuple[str, _EntityResult]]:
+    def _query_within_limit(
+        self, batch: list[QueryUnit], windows: Mapping[str, Window]
+    ) -> list[tuple[str, _EntityResult]]:
         """QueryPerf for *batch*; if vCenter says the query is too large, halve it and lower the budget.
 
         The option can be changed while Basil runs, and a vCenter may count differently from
         :func:`split_entity`; refusing outright would lose the cycle.
         """
         try:
-            return self._fetch(batch)
+            return self._fetch(batch, windows)
         except VCenterError as err:
             if err.fault != "RestrictedByAdministrator" or sum(u.cost for u in batch) <= 1:
                 raise
@@ -357,14 +447,51 @@ class PerfCollector:
         )
         if len(batch) > 1:
             half = len(batch) // 2
-            return self._query_within_limit(batch[:half]) + self._query_within_limit(batch[half:])
+            return self._query_within_limit(batch[:half], windows) + self._query_within_limit(
+                batch[half:], windows
+            )
         unit = batch[0]
         half = max(1, len(unit.counters) // 2)
         parts = [
             QueryUnit(unit.entity, unit.kind, unit.counters[:half], half),
             QueryUnit(unit.entity, unit.kind, unit.counters[half:], len(unit.counters) - half),
         ]
-        return self._query_within_limit(parts[:1]) + self._query_within_limit(parts[1:])
+        return self._query_within_limit(parts[:1], windows) + self._query_within_limit(parts[1:], windows)
+
+    def _stream(
+        self, batches: list[list[QueryUnit]], windows: Mapping[str, Window]
+    ) -> Generator[tuple[list[QueryUnit], list[tuple[str, _EntityResult]] | VCenterError], None, None]:
+        """Each batch with its answer (or its error), in the order they complete.
+
+        At most two queries per worker are submitted ahead, so answers never pile up faster than
+        the caller turns them into samples and hands them on.
+        """
+        if not batches:
+            return
+        workers = min(self.params.workers, len(batches))
+        pool = ThreadPoolExecutor(max_workers=workers)
+        todo = iter(batches)
+        inflight: dict[Future[list[tuple[str, _EntityResult]]], list[QueryUnit]] = {}
+        try:
+            while True:
+                while len(inflight) < 2 * workers:
+                    batch = next(todo, None)
+                    if batch is None:
+                        break
+                    inflight[pool.submit(self._query_within_limit, batch, windows)] = batch
+                if not inflight:
+                    return
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    batch = inflight.pop(future)
+                    answer: list[tuple[str, _EntityResult]] | VCenterError
+                    try:
+                        answer = future.result()
+                    except VCenterError as err:
+                        answer = err
+                    yield batch, answer
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _metric_ids(self, counters: tuple[int, ...]) -> list[Any]:
         """The metric id list for *counters* (every instance), built once and shared by all specs."""
@@ -374,7 +501,7 @@ class PerfCollector:
             self._metric_id_cache[counters] = ids
         return ids
 
-    def _specs(self, batch: list[QueryUnit]) -> list[Any]:
+    def _specs(self, batch: list[QueryUnit], windows: Mapping[str, Window]) -> list[Any]:
         specs = []
         stub = self._conn.stub
         for unit in batch:
@@ -385,11 +512,13 @@ class PerfCollector:
                 intervalId=REALTIME_INTERVAL_S,
                 format="csv" if self.params.csv else "normal",
             )
-            last = self._last.get(unit.entity)
-            if last is None:
+            window = windows.get(unit.entity, FIRST_LOOK)
+            if window.start is None:
                 spec.maxSample = 1  # first look at this entity: its newest sample only
             else:
-                spec.startTime = last  # exclusive: only samples after the last one we have
+                spec.startTime = window.start  # exclusive: only samples after the last one we have
+                if window.end is not None:
+                    spec.endTime = window.end  # inclusive
             specs.append(spec)
         return specs
 
@@ -414,30 +543,152 @@ class PerfCollector:
                 res.series.setdefault(series.id.instance or "", {})[series.id.counterId] = vals
         return res
 
-    def _samples(
-        self,
-        inventory: Inventory,
-        batches: list[list[QueryUnit]],
-        results: Mapping[str, _EntityResult],
-        by_id: Mapping[int, str],
-    ) -> tuple[list[DiskSample], list[HostDatastoreSample], list[Missing]]:
-        out = _Samples(inventory, by_id)
-        asked: dict[str, set[int]] = defaultdict(set)
-        kinds: dict[str, str] = {}
-        for batch in batches:
-            for unit in batch:
-                asked[unit.entity].update(unit.counters)
-                kinds[unit.entity] = unit.kind
-        for entity, counters in asked.items():
-            res = results.get(entity)
-            if res is None or not res.timestamps:
-                continue  # nothing new since the last cycle (or the query failed: see errors)
-            previous = self._last.get(entity)
-            out.entity(entity, kinds[entity], counters, res, previous)
-            latest = max(ts for ts, _ in res.timestamps)
-            if previous is None or latest > previous:
-                self._last[entity] = latest
-        return out.disks, out.hosts, out.missing + out.absent_counter_report(kinds)
+
+class _Cycle:
+    """One collection cycle: query rounds, answers turned into samples, chunks handed to the sink.
+
+    Round 0 asks every entity (its newest sample on first look, else everything after its
+    bookmark, within a window if it is far behind); each later round asks again only the entities
+    whose closed window was answered, from the new bookmark, until none is behind or the rounds
+    run out. Bookmarks move only when the sink has taken a chunk (see :meth:`flush`).
+    """
+
+    def __init__(
+        self, collector: PerfCollector, inventory: Inventory, sink: Callable[[SampleChunk], None]
+    ) -> None:
+        self.collector = collector
+        self.params = collector.params
+        self.inventory = inventory
+        self.sink = sink
+        self.out = _Samples(inventory, {v: k for k, v in collector.counter_ids().items()})
+        self.kinds: dict[str, str] = {}
+        self.asked: dict[str, set[int]] = defaultdict(set)
+        self.bookmarks: dict[str, datetime] = {}  # moved by the chunk being filled, once it is taken
+        self.errors: list[str] = []
+        self.failures: list[VCenterError] = []
+        self.failed: set[str] = set()
+        self.newest: datetime | None = None
+        self.round = 0
+        self.requests = self.chunks = self.disk_count = self.host_count = 0
+
+    def run(self) -> CollectionReport:
+        started = datetime.now(UTC)
+        collector = self.collector
+        units, missing = collector._units(self.inventory)
+        for unit in units:
+            self.kinds[unit.entity] = unit.kind
+            self.asked[unit.entity].update(unit.counters)
+        pending = set(self.kinds)
+        known = [collector._last[e] for e in pending if e in collector._last]
+        now = collector.vcenter_time() if known else None
+        if now is not None:
+            oldest = now - timedelta(seconds=REALTIME_RETENTION_S)
+            expired = sum(1 for t in known if t < oldest)
+            if expired:
+                log.warning(
+                    "%s: %d entities were last collected more than an hour ago; vCenter no longer has "
+                    "their real-time samples before %s",
+                    collector._conn.server,
+                    expired,
+                    oldest.isoformat(),
+                )
+        while pending and self.round < self.params.max_rounds:
+            if self.round > 0:  # the budget may have been lowered by a refused query
+                units = [u for u in collector._units(self.inventory)[0] if u.entity in pending]
+            windows = {e: collector.window(e, now) for e in pending}
+            pending = self._round(units, windows, now)
+            self.round += 1
+        for entity in self.failed:
+            self._catch_up_later(entity)
+        return CollectionReport(
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            missing=tuple(
+                dict.fromkeys(missing + self.out.missing + self.out.absent_counter_report(self.kinds))
+            ),
+            requests=self.requests,
+            entities=len(self.kinds),
+            errors=tuple(self.errors),
+            disk_sample_count=self.disk_count,
+            host_sample_count=self.host_count,
+            rounds=self.round,
+            chunks=self.chunks,
+            behind=len(pending),
+        )
+
+    def _round(self, units: list[QueryUnit], windows: Mapping[str, Window], now: datetime | None) -> set[str]:
+        """Query *units* within the budgets and stream their samples; the entities to ask again."""
+        most = self.params.window_samples
+        samples = {e: expected_samples(w, now, most) for e, w in windows.items()}
+        batches = pack_queries(units, self.collector._budget(), samples, self.params.max_query_values)
+        self.requests += len(batches)
+        remaining = Counter(u.entity for u in units)
+        partial: dict[str, _EntityResult] = {}
+        again: set[str] = set()
+        failed_batches = 0
+        with closing(self.collector._stream(batches, windows)) as answers:
+            for batch, answer in answers:
+                if isinstance(answer, VCenterError):
+                    failed_batches += 1
+                    self.errors.append(f"{len(batch)} entities ({batch[0].entity}..): {answer.message}")
+                    self.failures.append(answer)
+                    for unit in batch:
+                        self.failed.add(unit.entity)
+                        partial.pop(unit.entity, None)
+                    continue
+                for moid, res in answer:
+                    if moid not in self.failed:
+                        merge_into(partial.setdefault(moid, _EntityResult()), res)
+                for unit in batch:
+                    remaining[unit.entity] -= 1
+                    entity = unit.entity
+                    if remaining[entity] == 0 and entity not in self.failed:
+                        if self._entity(entity, partial.pop(entity, None), windows[entity]):
+                            again.add(entity)
+                        if self.out.count() >= self.params.chunk_samples:
+                            self.flush()
+        if self.round == 0 and batches and failed_batches == len(batches):
+            raise self.failures[0]
+        self.flush()
+        return again
+
+    def _entity(self, entity: str, res: _EntityResult | None, window: Window) -> bool:
+        """Turn one entity's answer into samples and its next bookmark; True if it is still behind."""
+        previous = self.collector._last.get(entity)
+        newest: datetime | None = None
+        if res is not None and res.timestamps:
+            self.out.entity(entity, self.kinds[entity], self.asked[entity], res, previous)
+            newest = max(ts for ts, _ in res.timestamps)
+            self.newest = newest if self.newest is None else max(self.newest, newest)
+        bookmark = newest
+        if window.end is not None:
+            # A closed window lies before vCenter's clock by more than the publication grace: all it
+            # will ever hold has been answered, even where that was nothing (the VM was off, the
+            # host disconnected), so the next window starts after it.
+            bookmark = window.end if newest is None else max(newest, window.end)
+        if bookmark is not None and (previous is None or bookmark > previous):
+            self.bookmarks[entity] = bookmark
+        return window.end is not None
+
+    def flush(self) -> None:
+        """Hand the samples gathered so far to the sink, then move their entities' bookmarks."""
+        disks, hosts = self.out.take()
+        if disks or hosts:
+            self.sink(SampleChunk(tuple(disks), tuple(hosts), self.round))
+            self.chunks += 1
+            self.disk_count += len(disks)
+            self.host_count += len(hosts)
+        self.collector._last.update(self.bookmarks)
+        self.bookmarks.clear()
+
+    def _catch_up_later(self, entity: str) -> None:
+        """An entity whose query failed before it ever delivered starts from this cycle's newest sample.
+
+        Without this, an entity seen for the first time asks for its newest sample only, and the
+        sample its failed query should have brought would be lost.
+        """
+        if self.newest is not None:
+            self.collector._last.setdefault(entity, self.newest - timedelta(seconds=REALTIME_INTERVAL_S))
 
 
 class _Samples:
@@ -450,20 +701,36 @@ class _Samples:
         self.names = {ds.name: ds.moid for ds in inventory.datastores.values()}
         self.disks: list[DiskSample] = []
         self.hosts: list[HostDatastoreSample] = []
-        self.missing: list[Missing] = []
-        self.absent: dict[tuple[str, str], list[str]] = defaultdict(list)
+        # Ordered sets: a later round of the same cycle reports the same gaps again.
+        self.gaps: dict[Missing, None] = {}
+        self.absent: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+
+    @property
+    def missing(self) -> list[Missing]:
+        return list(self.gaps)
+
+    def count(self) -> int:
+        return len(self.disks) + len(self.hosts)
+
+    def take(self) -> tuple[list[DiskSample], list[HostDatastoreSample]]:
+        """The samples made so far; the next ones start afresh."""
+        disks, hosts = self.disks, self.hosts
+        self.disks, self.hosts = [], []
+        return disks, hosts
 
     def entity(
         self, entity: str, kind: str, counters: set[int], res: _EntityResult, previous: datetime | None
     ) -> None:
         seen_counters = {c for per in res.series.values() for c in per}
         for c in sorted(counters - seen_counters):
-            self.absent[(kind, self.by_id.get(c, str(c)))].append(entity)
+            self.absent[(kind, self.by_id.get(c, str(c)))][entity] = None
         if kind == "vm":
             expected = {d.instance for d in self.inventory.vms[entity].disks}
         else:
             expected = set(self.inventory.hosts[entity].datastores)
         delivered: set[str] = set()
+        # A server that treats startTime inclusively repeats the bookmarked sample: it is dropped.
+        keep = [i for i, (ts, _) in enumerate(res.timestamps) if previous is None or ts > previous]
         for instance, per in res.series.items():
             if instance == "":
                 continue  # the entity-wide aggregate; Basil works per disk / per datastore
@@ -471,85 +738,115 @@ class _Samples:
             if target is None:
                 continue
             delivered.add(target)
-            for i, (ts, interval) in enumerate(res.timestamps):
-                if previous is not None and ts <= previous:
-                    continue  # a server that treats startTime inclusively: drop the repeat
-                values = self._values(kind, per, i)
-                if values is not None:
-                    self._add(
-                        entity=entity,
-                        kind=kind,
-                        instance=instance,
-                        target=target,
-                        ts=ts,
-                        interval=interval,
-                        values=values,
-                    )
+            if kind == "vm":
+                self._disk_samples(entity, instance, res.timestamps, per, keep)
+            else:
+                self._host_samples(entity, target, res.timestamps, per, keep)
         for inst in sorted(expected - delivered):
-            self.missing.append(Missing(entity, "instance", inst, "no data from vCenter"))
+            self.gaps[Missing(entity, "instance", inst, "no data from vCenter")] = None
 
     def _target(self, entity: str, kind: str, instance: str, expected: set[str]) -> str | None:
         """The disk instance or datastore moid a series is about (None: unknown, reported)."""
         if kind == "vm":
             if instance not in expected:
-                self.missing.append(
-                    Missing(entity, "unknown_instance", instance, "not a disk in the inventory")
-                )
+                self.gaps[Missing(entity, "unknown_instance", instance, "not a disk in the inventory")] = None
             return instance
         resolved = self.uuids.get(instance) or self.names.get(instance)
         if resolved is None and instance in self.inventory.datastores:
             resolved = instance
         if resolved is None:
-            self.missing.append(Missing(entity, "unknown_instance", instance, "no such datastore"))
+            self.gaps[Missing(entity, "unknown_instance", instance, "no such datastore")] = None
         return resolved
 
-    def _values(
-        self, kind: str, per: Mapping[int, list[float | None]], i: int
-    ) -> dict[str, float | None] | None:
-        fields = DISK_COUNTERS if kind == "vm" else HOST_DATASTORE_COUNTERS
-        values: dict[str, float | None] = {}
+    def _columns(
+        self, fields: Mapping[str, str], per: Mapping[int, list[float | None]], n: int
+    ) -> dict[str, list[float | None]]:
+        """Sample field -> its *n* values (None where vCenter had none), resolved once per instance."""
+        columns: dict[str, list[float | None]] = {}
         for cid, series in per.items():
             name = self.by_id.get(cid)
-            if name is None or name not in fields or i >= len(series):
+            if name is None or name not in fields:
                 continue
-            v = series[i]
             fname = fields[name]
-            values[fname] = v / 1024.0 if (v is not None and fname in _BYTES_TO_KB) else v
-        if all(v is None for v in values.values()):
-            return None
-        return values
+            column = series[:n] + [None] * (n - len(series))
+            if fname in _BYTES_TO_KB:
+                column = [None if v is None else v / 1024.0 for v in column]
+            columns[fname] = column
+        return columns
 
-    def _add(
+    def _disk_samples(
         self,
-        *,
-        entity: str,
-        kind: str,
+        vm: str,
         instance: str,
-        target: str,
-        ts: datetime,
-        interval: int,
-        values: dict[str, float | None],
+        timestamps: Sequence[tuple[datetime, int]],
+        per: Mapping[int, list[float | None]],
+        keep: Sequence[int],
     ) -> None:
-        if kind == "vm":
-            seeks = [values.pop(s, None) for s in _SEEKS]
-            self.disks.append(
+        n = len(timestamps)
+        columns = self._columns(DISK_COUNTERS, per, n)
+        present = list(columns.values())
+        nothing: list[float | None] = [None] * n
+        c = {f: columns.get(f, nothing) for f in DISK_COUNTERS.values()}
+        small, medium, large = c["small_seeks"], c["medium_seeks"], c["large_seeks"]
+        append = self.disks.append
+        for i in keep:
+            if not any(column[i] is not None for column in present):
+                continue  # no counter had a value: not a sample
+            ts, interval = timestamps[i]
+            append(
                 DiskSample(
-                    vm=entity,
+                    vm=vm,
                     instance=instance,
                     timestamp=ts,
                     interval_s=interval,
-                    random_pct=random_pct(*seeks),
-                    **values,
+                    read_iops=c["read_iops"][i],
+                    write_iops=c["write_iops"][i],
+                    read_latency_ms=c["read_latency_ms"][i],
+                    write_latency_ms=c["write_latency_ms"][i],
+                    read_oio=c["read_oio"][i],
+                    write_oio=c["write_oio"][i],
+                    read_io_size_kb=c["read_io_size_kb"][i],
+                    write_io_size_kb=c["write_io_size_kb"][i],
+                    random_pct=random_pct(small[i], medium[i], large[i]),
+                    read_kbps=c["read_kbps"][i],
+                    write_kbps=c["write_kbps"][i],
                 )
             )
-        else:
-            self.hosts.append(
+
+    def _host_samples(
+        self,
+        host: str,
+        datastore: str,
+        timestamps: Sequence[tuple[datetime, int]],
+        per: Mapping[int, list[float | None]],
+        keep: Sequence[int],
+    ) -> None:
+        n = len(timestamps)
+        columns = self._columns(HOST_DATASTORE_COUNTERS, per, n)
+        present = list(columns.values())
+        nothing: list[float | None] = [None] * n
+        c = {f: columns.get(f, nothing) for f in HOST_DATASTORE_COUNTERS.values()}
+        append = self.hosts.append
+        for i in keep:
+            if not any(column[i] is not None for column in present):
+                continue
+            ts, interval = timestamps[i]
+            append(
                 HostDatastoreSample(
-                    host=entity,
-                    datastore=target,
+                    host=host,
+                    datastore=datastore,
                     timestamp=ts,
                     interval_s=interval,
-                    **values,
+                    read_iops=c["read_iops"][i],
+                    write_iops=c["write_iops"][i],
+                    read_oio=c["read_oio"][i],
+                    write_oio=c["write_oio"][i],
+                    read_latency_ms=c["read_latency_ms"][i],
+                    write_latency_ms=c["write_latency_ms"][i],
+                    read_kbps=c["read_kbps"][i],
+                    write_kbps=c["write_kbps"][i],
+                    size_normalized_latency_us=c["size_normalized_latency_us"][i],
+                    max_queue_depth=c["max_queue_depth"][i],
                 )
             )
 

@@ -338,12 +338,12 @@ class Inventory:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiskSample:
     """One real-time sample of one virtual disk (VM-level ``virtualDisk.*`` counters, one instance).
 
     A field is ``None`` when vCenter had no value for its counter in this sample; the collection
-    report says which counters were missing.
+    report says which counters were missing. Slotted: a catch-up cycle holds tens of thousands.
     """
 
     vm: str
@@ -409,7 +409,7 @@ class DiskSample:
         return {**asdict(self), "timestamp": self.timestamp.isoformat()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostDatastoreSample:
     """One real-time sample of one datastore as seen by one host (host-level ``datastore.*``)."""
 
@@ -463,9 +463,30 @@ class Missing:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SampleChunk:
+    """Part of a collection cycle's samples, handed to the caller's sink as soon as it is complete.
+
+    An entity's samples of one query round are never split between chunks; the collector moves its
+    per-entity bookmark past them only once the sink has returned, so a sink that raises (a store
+    that is down) makes the next cycle fetch them again.
+    """
+
+    disk_samples: tuple[DiskSample, ...]
+    host_datastore_samples: tuple[HostDatastoreSample, ...]
+    round: int  # the cycle's query round (0: the regular one; later ones catch up a backlog)
+
+    def __len__(self) -> int:
+        return len(self.disk_samples) + len(self.host_datastore_samples)
+
+
 @dataclass(frozen=True)
 class CollectionReport:
-    """The outcome of one real-time collection cycle."""
+    """The outcome of one real-time collection cycle.
+
+    When the samples went to a sink chunk by chunk, ``disk_samples`` and ``host_datastore_samples``
+    are empty and the counts say how many there were.
+    """
 
     started_at: datetime
     finished_at: datetime
@@ -475,6 +496,11 @@ class CollectionReport:
     requests: int = 0  # QueryPerf calls made
     entities: int = 0  # VMs and hosts queried
     errors: tuple[str, ...] = ()  # batches that failed (their entities are retried next cycle)
+    disk_sample_count: int = 0
+    host_sample_count: int = 0
+    rounds: int = 0  # query rounds: 1 when no entity was behind by more than a window
+    chunks: int = 0  # chunks handed to the sink (or gathered into this report)
+    behind: int = 0  # entities still behind when the cycle's rounds ran out (caught up next cycle)
 
     @property
     def missing_counters(self) -> tuple[str, ...]:
@@ -486,6 +512,8 @@ class CollectionReport:
             "finished_at": self.finished_at.isoformat(),
             "requests": self.requests,
             "entities": self.entities,
+            "rounds": self.rounds,
+            "behind": self.behind,
             "disk_samples": [s.to_dict() for s in self.disk_samples],
             "host_datastore_samples": [s.to_dict() for s in self.host_datastore_samples],
             "missing": [asdict(m) for m in self.missing],
