@@ -7,10 +7,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 
 from basil.app import Service, collection
-from basil.store.models import Disk, DiskSample, HostDatastore, HostDatastoreSample
+from basil.store.models import (
+    LEVEL_5MIN,
+    Disk,
+    DiskRollup,
+    DiskSample,
+    HostDatastore,
+    HostDatastoreSample,
+    RollupState,
+)
 from basil.vcenter.perf import CollectorParams
 from tests.app.conftest import SCENARIOS, ServiceFactory
 from tests.vcenter.labproc import LabProcess
@@ -133,3 +141,70 @@ def test_a_restarted_service_goes_on_after_its_stored_samples(
     assert caught["duplicates"] == 0
     assert caught["rounds"] == 2  # a closed window, then the last 40 intervals
     assert_contiguous(restarted, 1 + 5 + down)
+
+
+def test_summaries_wait_for_a_backlog_being_caught_up(
+    paused: LabProcess, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A VM the store has no sample of is first seen at vCenter's newest interval while the others
+    catch up an outage window by window, so a roll-up between two chunks passes samples still to
+    come: the store merges them into their 5-minute buckets when they arrive, none is left out."""
+    svc = make_service(paused)
+    collect(svc)
+    paused.step(5)
+    collect(svc)
+    svc.shutdown()
+    with svc.store.session() as session:  # one VM's history is gone: it is new to the restarted service
+        vm = session.execute(select(Disk.vm).order_by(Disk.vm)).scalars().first()
+        ids = session.execute(select(Disk.id).where(Disk.vm == vm)).scalars().all()
+        session.execute(delete(DiskSample).where(DiskSample.disk_id.in_(ids)))
+    paused.step(HOUR - 20)
+    restarted = make_service(paused)
+    marks: list[int | None] = []
+    stored = restarted._chunk_stored
+
+    def roll_up_between_chunks(name: str, link: Any) -> Any:
+        note = stored(name, link)
+
+        def then_roll_up(chunk: Any) -> None:
+            note(chunk)
+            if not marks:  # after the first chunk: the new VM's newest sample and the first window
+                run = restarted.run_job("maintenance")
+                assert run["outcome"] == "succeeded", run
+                marks.append(rollup_mark(restarted))
+
+        return then_roll_up
+
+    monkeypatch.setattr(restarted, "_chunk_stored", roll_up_between_chunks)
+    caught = collect(restarted)
+    monkeypatch.undo()
+    assert caught["rounds"] > 1
+    assert marks, "no roll-up ran between the chunks"
+    assert restarted.run_job("maintenance")["outcome"] == "succeeded"
+    mark = rollup_mark(restarted)
+    assert mark is not None
+    with restarted.store.read_session() as session:
+        raw = dict(
+            session.execute(
+                select(DiskSample.disk_id, func.count())
+                .where(DiskSample.ts < mark)
+                .group_by(DiskSample.disk_id)
+            ).all()
+        )
+        summarised = dict(
+            session.execute(
+                select(DiskRollup.disk_id, func.sum(DiskRollup.n))
+                .where(DiskRollup.level == LEVEL_5MIN, DiskRollup.bucket < mark)
+                .group_by(DiskRollup.disk_id)
+            ).all()
+        )
+    assert raw, "nothing below the roll-up mark"
+    assert {k: int(v) for k, v in summarised.items()} == raw
+
+
+def rollup_mark(svc: Service) -> int | None:
+    """The disk samples' 5-minute roll-up mark: buckets below it are summarised."""
+    with svc.store.read_session() as session:
+        return session.execute(
+            select(RollupState.watermark).where(RollupState.kind == "disk", RollupState.level == LEVEL_5MIN)
+        ).scalar()

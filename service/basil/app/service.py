@@ -116,6 +116,7 @@ class Service:
         self.started_at: datetime | None = None
         self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
         self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
+        self._window_lock = threading.Lock()  # serialises changes of the rebalance window
         self.rounds: dict[str, Round] = {}
         self.generations = Generations()
         self.cache = ReadCache()
@@ -252,6 +253,16 @@ class Service:
 
         return self.cache.get(("datastore_models", vcenter), self.basis(tables=FITS), build)
 
+    def newest_disk_samples(self, vcenter: str) -> dict[tuple[str, str], DiskSample]:
+        """A copy of the newest sample per disk: collection adds to the live dict chunk by chunk."""
+        with self._lock:
+            return dict(self.latest_disks.get(vcenter, {}))
+
+    def newest_host_samples(self, vcenter: str) -> dict[tuple[str, str], HostDatastoreSample]:
+        """A copy of the newest sample per host and datastore (see :meth:`newest_disk_samples`)."""
+        with self._lock:
+            return dict(self.latest_hosts.get(vcenter, {}))
+
     def pod_snapshot(self, pod: ResolvedPod) -> PodSnapshot:
         """The pod as the balancer sees it now (built again only when the inventory, the models, the
         plans, the newest samples or the configuration changed; ``now`` is always the clock's)."""
@@ -259,7 +270,7 @@ class Service:
         def build() -> PodSnapshot:
             with self.store.read_session() as session:
                 last = plan_store.last_moves(session, pod.vcenter)
-            latest = self.latest_disks.get(pod.vcenter, {})
+            latest = self.newest_disk_samples(pod.vcenter)
             return build_snapshot(
                 pod,
                 self.inventory(pod.vcenter, refresh=False),
@@ -844,7 +855,8 @@ class Service:
         """Change the rebalance window (cron, timezone, duration, max_moves, max_gb, enabled); validated,
         every problem at once. Kept in the store, so it outlives a restart (see
         :mod:`basil.app.rebalance_window`); the configuration file is not rewritten."""
-        with audited(self.store, actor, "schedules.rebalance", "rebalance window") as note:
+        # One change at a time: two admins' changes merged over the same old value would lose one.
+        with self._window_lock, audited(self.store, actor, "schedules.rebalance", "rebalance window") as note:
             updated = changed_window(self.config.schedules.rebalance, doc)
             kept = {**(self.rebalance_override.value if self.rebalance_override else {}), **doc}
             with self.store.session() as session:
@@ -857,7 +869,10 @@ class Service:
 
     def reset_rebalance_window(self, actor: Actor) -> dict[str, Any]:
         """Forget the window's changes made through the API: the configuration file's window again."""
-        with audited(self.store, actor, "schedules.rebalance.reset", "rebalance window") as note:
+        with (
+            self._window_lock,
+            audited(self.store, actor, "schedules.rebalance.reset", "rebalance window") as note,
+        ):
             with self.store.session() as session:
                 removed = delete_override(session, OVERRIDE_KEY)
             self.rebalance_override = None

@@ -76,7 +76,7 @@ def _pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
 def _host_figures(svc: Service, vcenter: str, moid: str) -> dict[str, float | None]:
     read = write = lat_iops = 0.0
     seen = False
-    for (_host, ds), s in svc.latest_hosts.get(vcenter, {}).items():
+    for (_host, ds), s in svc.newest_host_samples(vcenter).items():
         if ds != moid:
             continue
         seen = True
