@@ -261,11 +261,3 @@ class CollectionWriter:
             chunks=self.chunks,
             behind=report.behind,
         )
-
-
-def store_collection(store: Store, vcenter: str, report: CollectionReport) -> CollectionOutcome:
-    """Write a cycle's gathered samples at once (idempotent: a sample seen twice is stored once)."""
-    writer = CollectionWriter(store, vcenter)
-    if report.disk_samples or report.host_datastore_samples:
-        writer(SampleChunk(report.disk_samples, report.host_datastore_samples, 0))
-    return writer.outcome(report)
