@@ -92,6 +92,32 @@ function Empty({
   );
 }
 
+/** Horizontal grid lines with their value labels on the left axis (shared by the charts). */
+function YGrid({
+  ticks,
+  y,
+  width,
+  format,
+}: {
+  ticks: number[];
+  y: (v: number) => number;
+  width: number;
+  format: (v: number) => string;
+}) {
+  return (
+    <>
+      {ticks.map((v) => (
+        <g key={`y${v}`}>
+          <line className="basil-grid" x1={M.left} x2={width - M.right} y1={y(v)} y2={y(v)} />
+          <text className="basil-axis" x={M.left - 6} y={y(v)} dy="0.32em" textAnchor="end">
+            {format(v)}
+          </text>
+        </g>
+      ))}
+    </>
+  );
+}
+
 export function LineChart({ title, series, height = 200, yLabel, yFormat = compact, reference, emptyText, testId }: LineChartProps) {
   const titleId = useId();
   const [box, W] = useWidth();
@@ -108,14 +134,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
     <figure className="basil-chart" data-testid={testId} ref={box}>
       <svg viewBox={`0 0 ${W} ${height}`} width={W} height={height} role="img" aria-labelledby={titleId}>
         <title id={titleId}>{title}</title>
-        {yt.map((v) => (
-          <g key={`y${v}`}>
-            <line className="basil-grid" x1={M.left} x2={W - M.right} y1={y(v)} y2={y(v)} />
-            <text className="basil-axis" x={M.left - 6} y={y(v)} dy="0.32em" textAnchor="end">
-              {yFormat(v)}
-            </text>
-          </g>
-        ))}
+        <YGrid ticks={yt} y={y} width={W} format={yFormat} />
         {xt.map((t) => (
           <text key={`x${t}`} className="basil-axis" x={x(t)} y={height - M.bottom + 16} textAnchor="middle">
             {timeLabel(t, xs[1] - xs[0])}
@@ -197,14 +216,7 @@ export function ModelScatter({ title, points, line, height = 260, emptyText, tes
     <figure className="basil-chart" data-testid={testId} ref={box}>
       <svg viewBox={`0 0 ${W} ${height}`} width={W} height={height} role="img" aria-labelledby={titleId}>
         <title id={titleId}>{title}</title>
-        {yt.map((v) => (
-          <g key={`y${v}`}>
-            <line className="basil-grid" x1={M.left} x2={W - M.right} y1={y(v)} y2={y(v)} />
-            <text className="basil-axis" x={M.left - 6} y={y(v)} dy="0.32em" textAnchor="end">
-              {compact(v)}
-            </text>
-          </g>
-        ))}
+        <YGrid ticks={yt} y={y} width={W} format={compact} />
         {xt.map((v) => (
           <text key={`x${v}`} className="basil-axis" x={x(v)} y={height - M.bottom + 8} textAnchor="middle">
             {compact(v)}
