@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+
+from tests.ports import free_port
 
 
 class ClusterError(RuntimeError):
@@ -36,13 +37,6 @@ def find_postgres_bin() -> Path | None:
     )
     found = [p for p in candidates if (p / "initdb").exists() and (p / "pg_ctl").exists()]
     return found[-1] if found else None
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -98,7 +92,7 @@ def start_cluster() -> PostgresServer:
             account = pwd.getpwnam("nobody")
         run_as = (account.pw_uid, account.pw_gid)
         os.chown(root, *run_as)
-    server = PostgresServer(bin_dir, root, _free_port(), "basil", run_as)
+    server = PostgresServer(bin_dir, root, free_port(), "basil", run_as)
     done = server.run("initdb", "-D", "data", "-U", "basil", "--auth=trust", "-E", "UTF8", "--no-sync")
     if done.returncode != 0:
         shutil.rmtree(root, ignore_errors=True)

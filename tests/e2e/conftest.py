@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -23,18 +22,12 @@ import requests
 import yaml
 
 from basil.serve import READY_LINE
+from tests.ports import free_port
 from tests.vcenter.labproc import ROOT, LabProcess
 
 BASIL = [sys.executable, "-m", "basil"]
 PASSWORD_ENV = "BASIL_E2E_VC_PASSWORD"
 T = TypeVar("T")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout_s: float = 180, every_s: float = 1.0) -> T:

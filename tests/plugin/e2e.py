@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import tempfile
 import threading
 import time
@@ -29,6 +28,7 @@ from basil.config import (
 )
 from basil.serve.server import BasilServer
 from basil.store.tokens import create_token
+from tests.ports import free_port
 from tests.vcenter.labproc import LabProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,13 +56,6 @@ class ManualService(Service):
 
     def start(self, scheduler: bool = True, periodic: bool = False) -> None:
         super().start(scheduler=True, periodic=False)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass
