@@ -39,10 +39,16 @@ from basil.store import Store
 from basil.store import plans as plan_store
 from basil.store.plans import Move, MoveSpec, Plan
 from basil.store.recommendations import get_recommendation, mark_planned, open_recommendations
-from basil.vcenter.actions import Action, RelocateDisk, TaskOutcome
+from basil.vcenter.actions import Action, FollowOptions, RelocateDisk, TaskNotFollowedError, TaskOutcome
 from basil.vcenter.actuator import ActuatorParams
 from basil.vcenter.connection import VCenterConnection
-from basil.vcenter.tasks import active_relocations, disk_locations, wait_for_task
+from basil.vcenter.errors import (
+    VCenterAuthenticationError,
+    VCenterConnectionError,
+    VCenterNotFoundError,
+    VCenterTimeoutError,
+)
+from basil.vcenter.tasks import active_relocations, disk_locations, task_summary, wait_for_task
 from basil.vcenter.types import Inventory
 
 log = logging.getLogger(__name__)
@@ -222,8 +228,18 @@ class _Both:
         self.window.spend(size_bytes)
 
 
-def _wait(conn: VCenterConnection, *, task_moid: str, vm: str) -> TaskOutcome:
-    return wait_for_task(conn, task_moid, f"waiting for {task_moid} on {vm}")
+def _wait(
+    conn: VCenterConnection, *, task_moid: str, vm: str, stop: threading.Event | None = None
+) -> TaskOutcome:
+    return wait_for_task(conn, task_moid, f"waiting for {task_moid} on {vm}", stop=stop)
+
+
+def _task_fault(error: BasilError | None) -> bool:
+    """Whether *error* is vCenter's verdict on the task (its fault), not a failure to follow it."""
+    return error is not None and not isinstance(
+        error,
+        VCenterConnectionError | VCenterTimeoutError | VCenterNotFoundError | VCenterAuthenticationError,
+    )
 
 
 class StopExecution(Exception):  # noqa: N818 - a signal, not an error
@@ -242,6 +258,7 @@ class PlanExecutor:
         stopping: threading.Event | None = None,
         on_move: Callable[[Move], None] | None = None,
         after_task: Callable[[Move], None] | None = None,
+        follow: FollowOptions | None = None,
     ) -> None:
         self.store = store
         self.links = links
@@ -250,6 +267,7 @@ class PlanExecutor:
         self.on_move = on_move  # called with every move that reaches an end (metrics)
         # Test hook: called after vCenter finished a move's task and before the store records it.
         self.after_task = after_task
+        self.follow = follow  # how tasks are followed (tests shorten the pauses)
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -346,10 +364,12 @@ class PlanExecutor:
 
     # --- one move --------------------------------------------------------------------------
 
-    def _location(self, link: VCenterLink, move: Move) -> tuple[str | None, str]:
+    def _location(self, link: VCenterLink, move: Move, *, adopt: bool = False) -> tuple[str | None, str]:
         """Where the disk is now (after any relocation of its VM still running in vCenter has ended).
 
         Returns (datastore moid or None if the disk is gone, the message of a relocation that failed).
+        With *adopt* (a resumed move that has no task recorded), the relocation waited for is recorded
+        as the move's task.
         """
         failure = ""
         for task in link.call(lambda c: active_relocations(c, move.vm)):
@@ -360,15 +380,35 @@ class PlanExecutor:
                 task.moid,
                 move.vm,
             )
+            if adopt and not move.task_id:
+                self._note_task(move, task.moid)
             try:
-                link.call(partial(_wait, task_moid=task.moid, vm=move.vm))
+                link.call(partial(_wait, task_moid=task.moid, vm=move.vm, stop=self.stopping))
+            except TaskNotFollowedError as err:
+                raise StopExecution from err
             except VCenterError as err:
                 failure = err.message
         return link.call(lambda c: disk_locations(c, move.vm)).get(move.instance), failure
 
+    def _note_task(self, move: Move, task: str) -> None:
+        """Record the move's vCenter task at once, so a restart follows the same task."""
+        with self.store.session() as session:
+            plan_store.update_move(session, move.id, task_id=task, now=self.clock())
+
     def _resume_move(self, link: VCenterLink, plan: Plan, move: Move) -> bool:
         """A move recorded as running when the service stopped: find how it ended, or finish it."""
-        where, failure = self._location(link, move)
+        if move.task_id:
+            # The task the move started (or waited for): vCenter may have dropped it from the VM's
+            # recent tasks, so it is followed by its id before the disk's place is read.
+            summary = link.call(lambda c: task_summary(c, move.task_id or ""))
+            if summary is not None and summary.active:
+                try:
+                    link.call(partial(_wait, task_moid=summary.moid, vm=move.vm, stop=self.stopping))
+                except TaskNotFollowedError as err:
+                    raise StopExecution from err
+                except VCenterError as err:
+                    log.info("move %d of plan %d: %s", move.seq, move.plan_id, err.message)
+        where, failure = self._location(link, move, adopt=True)
         if where == move.target_datastore:
             self._record(move, "succeeded", "completed while the service was stopped; found on the target")
             return True
@@ -380,39 +420,71 @@ class PlanExecutor:
         if failure:
             self._record(move, "failed", failure)
             return False
+        if move.task_id:
+            ended = link.call(lambda c: task_summary(c, move.task_id or ""))
+            if ended is not None and ended.state == "error":
+                self._record(move, "failed", ended.message or f"task {ended.moid} failed")
+                return False
         # Neither done nor in flight: the service stopped before vCenter ran it. Run it now.
         return self._execute(link, plan, move)
 
-    def _start_move(self, link: VCenterLink, plan: Plan, move: Move, budget: _Both) -> bool:
-        where, failure = self._location(link, move)
-        if where == move.target_datastore:
+    def _claim(self, move: Move) -> Move | None:
+        """pending → running in the store before vCenter is asked anything; None (and the move skipped)
+        when the store refuses: the plan is being cancelled or its window closed since it was read,
+        or another plan is moving the same disk right now."""
+        try:
             with self.store.session() as session:
-                plan_store.start_move(session, move.id, now=self.clock())
+                return plan_store.start_move(session, move.id, now=self.clock())
+        except ConflictError as err:
+            self._skip(move, err.message)
+            return None
+
+    def _dry_run_move(self, link: VCenterLink, move: Move) -> None:
+        where, _failure = self._location(link, move)
+        if where != move.source_datastore:
+            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+        else:
+            why = (
+                f"dry run: would move {move.instance} of {move.vm_name or move.vm} to {move.target_datastore}"
+            )
+        self._skip(move, why)
+
+    def _start_move(self, link: VCenterLink, plan: Plan, move: Move, budget: _Both) -> bool:
+        if plan.dry_run:
+            self._dry_run_move(link, move)
+            return True
+        claimed = self._claim(move)
+        if claimed is None:
+            return True
+        # From here the move is running in the store: a restart checks it against vCenter.
+        try:
+            where, failure = self._location(link, claimed)
+        except VCenterError as err:  # nothing was asked of vCenter yet
+            self._record(move, "failed", f"where the disk is could not be read: {err.message}")
+            return False
+        if where == move.target_datastore:
             self._record(move, "succeeded", "the disk is already on the target; not moved again")
             return True
+        why = ""
         if where != move.source_datastore:
-            self._skip(
-                move, f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
-            )
+            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+        elif self._plan(plan.id).cancel_requested:  # asked while vCenter was read
+            why = "the plan is being cancelled; the move did not start"
+        if why:
+            self._record(move, "skipped", why)
             return True
-        if plan.dry_run:
-            self._skip(
-                move,
-                f"dry run: would move {move.instance} of {move.vm_name or move.vm} "
-                f"to {move.target_datastore}",
-            )
-            return True
-        with self.store.session() as session:
-            plan_store.start_move(session, move.id, now=self.clock())
+        if self.stopping.is_set():
+            raise StopExecution  # the move stays running; the next start runs it
         budget.spend(move.size_bytes)
         if failure:
             log.info(
                 "move %d of plan %d: an earlier relocation had failed: %s", move.seq, move.plan_id, failure
             )
-        return self._execute(link, plan, move)
+        return self._execute(link, plan, claimed)
 
     def _execute(self, link: VCenterLink, plan: Plan, move: Move) -> bool:
         last = [-10]
+        started: list[str] = [move.task_id] if move.task_id else []
 
         def progress(_action: Action, pct: int) -> None:
             if pct < 100 and pct - last[0] < 10:
@@ -424,7 +496,18 @@ class PlanExecutor:
             except BasilError as err:  # progress is informative; the move goes on
                 log.debug("progress of move %d: %s", move.id, err.message)
 
-        action = RelocateDisk(vm=move.vm, instance=move.instance, target=move.target_datastore)
+        def task_started(task: str) -> None:
+            started.append(task)
+            self._note_task(move, task)
+
+        action = RelocateDisk(
+            vm=move.vm,
+            instance=move.instance,
+            target=move.target_datastore,
+            on_task=task_started,
+            stop=self.stopping,
+            follow=self.follow,
+        )
         try:
             inventory = link.inventory()
             report = link.actuator(ActuatorParams(dry_run=False)).run([action], inventory, progress)
@@ -432,6 +515,8 @@ class PlanExecutor:
             self._record(move, "failed", err.message)
             return False
         result = report.results[0]
+        if isinstance(result.error, TaskNotFollowedError):
+            raise StopExecution  # vCenter goes on; the move stays running with its task for the next start
         try:
             # The read models serve the last polled inventory: poll now, so the disk shows where it is
             # before the move is recorded as ended.
@@ -440,11 +525,44 @@ class PlanExecutor:
             log.debug("inventory after move %d: %s", move.id, err.message)
         if self.after_task is not None:
             self.after_task(move)
+        task = result.task or (started[-1] if started else "")
         if result.state == "succeeded":
-            self._record(move, "succeeded", result.message, task=result.task)
+            self._record(move, "succeeded", result.message, task=task)
             return True
+        if result.state == "failed" and not _task_fault(result.error):
+            # Basil lost sight of the task (not vCenter's verdict): the task and the disk's place decide.
+            return self._judge(link, move, task, result.message)
         prefix = "pre-check: " if result.state == "precheck_failed" else ""
-        self._record(move, "failed", prefix + result.message, task=result.task)
+        self._record(move, "failed", prefix + result.message, task=task)
+        return False
+
+    def _judge(self, link: VCenterLink, move: Move, task: str, message: str) -> bool:
+        """A move whose task Basil could not follow to its end (or whose start vCenter may or may not
+        have taken): judged by vCenter's task and the disk's actual datastore."""
+        try:
+            summary = link.call(lambda c: task_summary(c, task)) if task else None
+            if summary is not None and summary.active:
+                link.call(partial(_wait, task_moid=summary.moid, vm=move.vm, stop=self.stopping))
+            where, _failure = self._location(link, move)
+            if task:
+                summary = link.call(lambda c: task_summary(c, task))
+        except TaskNotFollowedError as err:
+            raise StopExecution from err
+        except VCenterError as err:
+            if self.stopping.is_set():
+                raise StopExecution from err  # the next start reads the outcome
+            self._record(
+                move, "failed", f"{message}; the outcome could not be read: {err.message}", task=task
+            )
+            return False
+        if where == move.target_datastore and (summary is None or summary.state == "success"):
+            self._record(
+                move, "succeeded", f"vCenter moved the disk (Basil lost sight of it: {message})", task=task
+            )
+            return True
+        if summary is not None and summary.state == "error":
+            message = summary.message or message
+        self._record(move, "failed", message, task=task)
         return False
 
     def _record(self, move: Move, state: str, message: str, task: str = "") -> None:

@@ -61,7 +61,15 @@ from basil.config.schema import RebalanceWindowConfig
 from basil.core.device_model import DeviceModelParams
 from basil.core.placement import PlacementRequest, place, placement_to_dict
 from basil.core.workload_model import WorkloadModelParams, WorkloadParams
-from basil.errors import BasilError, ConflictError, NotFoundError, Problem, ValidationError, raise_if_problems
+from basil.errors import (
+    BasilError,
+    ConflictError,
+    NotFoundError,
+    Problem,
+    ValidationError,
+    VCenterError,
+    raise_if_problems,
+)
 from basil.store import Store, srp_pools
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
@@ -147,13 +155,12 @@ class Service:
             abandoned = runs.abandon_running(session)
         if abandoned:
             log.info("%d job runs were left running by a stopped service; marked failed", abandoned)
+        # Each vCenter is connected in the background: one that hangs must not hold up the start (the
+        # API, /health included, answers meanwhile); whatever needs the link waits for it.
         for link in self.links.values():
-            try:
-                link.connect()
-            except BasilError as err:
-                log.warning(
-                    "vCenter %s is not reachable now (%s); the jobs will retry", link.name, err.message
-                )
+            threading.Thread(
+                target=self._connect, args=(link,), name=f"basil-connect-{link.name}", daemon=True
+            ).start()
         self.started_at = datetime.now(UTC)
         self.resume_plans()
         if scheduler:
@@ -164,6 +171,14 @@ class Service:
             if periodic:
                 job_registry.register_jobs(self.scheduler, self.config)
             self.scheduler.resume()
+
+    def _connect(self, link: VCenterLink) -> None:
+        try:
+            link.connect()
+        except BasilError as err:
+            log.warning("vCenter %s is not reachable now (%s); the jobs will retry", link.name, err.message)
+        except Exception:  # a bug must not pass silently in a thread of its own
+            log.exception("connecting to vCenter %s", link.name)
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop gracefully: no new move or job starts; running moves end; running plans resume next start."""
@@ -198,7 +213,15 @@ class Service:
             raise NotFoundError(f"no vCenter named {vcenter!r}") from None
 
     def inventory(self, vcenter: str, refresh: bool = True) -> Inventory:
-        return self.link(vcenter).inventory(refresh)
+        """The vCenter's inventory. Any vCenter error here is vCenter's failure, never the caller's: a
+        fault that names a missing object (say the watcher's collector after a session loss) is 502,
+        not 404; an unreachable vCenter stays 503."""
+        try:
+            return self.link(vcenter).inventory(refresh)
+        except VCenterError as err:
+            if err.http_status >= 500:
+                raise
+            raise VCenterError(f"vCenter {vcenter} failed: {err.message}", fault=err.fault) from None
 
     def resolved_pods(self, refresh: bool = True) -> list[ResolvedPod]:
         """Every configured pod resolved in its vCenter's current inventory (pods of a vCenter that is
@@ -597,8 +620,27 @@ class Service:
             self._execute(plan_id)
         except BasilError as err:
             log.error("plan %d: %s", plan_id, err.message)
-        except Exception:
+            self._end_abandoned(plan_id, err.message)
+        except Exception as err:
             log.exception("plan %d: the executor raised", plan_id)
+            self._end_abandoned(plan_id, f"{type(err).__name__}: {err}")
+
+    def _end_abandoned(self, plan_id: int, why: str) -> None:
+        """A plan its executor gave up on does not stay running: with no move running it ends (cancelled
+        if asked, else failed); a move still running is left for the next start to check in vCenter."""
+        if self.stopping.is_set():
+            return
+        try:
+            with self.store.session() as session:
+                plan = plan_store.get_plan(session, plan_id)
+                if plan.state != "running" or any(m.state == "running" for m in plan.moves):
+                    return
+                state: plan_store.PlanState = "cancelled" if plan.cancel_requested else "failed"
+                plan_store.finish_plan(
+                    session, plan_id, state, f"the executor stopped: {why}", now=self.clock()
+                )
+        except BasilError as err:
+            log.error("plan %d could not be ended: %s", plan_id, err.message)
 
     def resume_plans(self) -> list[int]:
         """Hand every plan left running (by a crash or a stop) back to the executor."""

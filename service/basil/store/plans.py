@@ -3,8 +3,10 @@
 A plan goes proposed → approved → running → succeeded | failed | cancelled (proposed and approved
 plans can be cancelled at once; a running one is asked to stop with ``cancel_requested`` and is
 cancelled by its executor once its running moves have ended). A move goes pending → running →
-succeeded | failed | skipped (pending → skipped when the budget or the window runs out). Any other
-transition raises :class:`ConflictError` and changes nothing.
+succeeded | failed | skipped (pending → skipped when the budget or the window runs out; running →
+skipped when the executor, having claimed the move, finds before asking vCenter anything that it must
+not run: the plan was cancelled meanwhile, or the disk is no longer where the plan expected it). Any
+other transition raises :class:`ConflictError` and changes nothing.
 
 Crash safety: a move is marked running (with its vCenter task id as soon as there is one) in its own
 committed transaction *before* the executor waits on vCenter, so after a restart
@@ -39,7 +41,7 @@ PLAN_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 MOVE_TRANSITIONS: dict[str, frozenset[str]] = {
     "pending": frozenset({"running", "skipped"}),
-    "running": frozenset({"succeeded", "failed"}),
+    "running": frozenset({"succeeded", "failed", "skipped"}),
     "succeeded": frozenset(),
     "failed": frozenset(),
     "skipped": frozenset(),
@@ -442,7 +444,7 @@ def update_move(
 def finish_move(
     session: Session, move_id: int, state: MoveState, message: str = "", *, now: datetime | None = None
 ) -> Move:
-    """running → succeeded | failed, or pending → skipped, with vCenter's message."""
+    """running → succeeded | failed | skipped, or pending → skipped, with vCenter's message."""
     row = _move_row(session, move_id)
     _move_transition(row, state)
     at = now or _now()

@@ -10,6 +10,7 @@ runs actions in the service; they can be run alone in tests and diagnostics.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -18,7 +19,13 @@ from typing import Any
 
 from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
-from basil.vcenter.errors import PostcheckFailedError, VCenterError, VCenterTimeoutError, error_from_fault
+from basil.vcenter.errors import (
+    PostcheckFailedError,
+    VCenterError,
+    VCenterNotFoundError,
+    VCenterTimeoutError,
+    error_from_fault,
+)
 from basil.vcenter.inventory import disks_of
 from basil.vcenter.types import Datastore, Inventory, IOAllocation, IORMConfig, VirtualDisk, VirtualMachine
 
@@ -59,13 +66,36 @@ def read_properties(conn: VCenterConnection, ref: Any, paths: Sequence[str]) -> 
     return out
 
 
+class TaskNotFollowedError(VCenterError):
+    """Basil stopped following a task vCenter may still be running (the service is stopping).
+
+    Nothing is known about the task's outcome: whoever follows up reads the task (``task``) and the
+    objects it changes.
+    """
+
+    code = "vcenter_task_not_followed"
+    http_status = 503
+
+    def __init__(self, message: str, task: str) -> None:
+        super().__init__(message)
+        self.task = task
+
+
 class _TaskState:
-    """What the task updates said so far."""
+    """What vCenter said of the task so far, from the collector's updates or from reading the task."""
 
     def __init__(self) -> None:
         self.state = "queued"
         self.progress = -1
         self.error: Any = None
+
+    def _progress(self, value: Any, on_progress: Callable[[int], None] | None) -> None:
+        if value is None:
+            return
+        progress = int(value)
+        if progress != self.progress and on_progress is not None:
+            on_progress(progress)
+        self.progress = progress
 
     def apply(self, update: Any, on_progress: Callable[[int], None] | None) -> None:
         for fs in update.filterSet or ():
@@ -75,11 +105,88 @@ class _TaskState:
                         self.state = str(change.val)
                     elif change.name == "info.error":
                         self.error = change.val
-                    elif change.name == "info.progress" and change.val is not None:
-                        progress = int(change.val)
-                        if progress != self.progress and on_progress is not None:
-                            on_progress(progress)
-                        self.progress = progress
+                    elif change.name == "info.progress":
+                        self._progress(change.val, on_progress)
+
+    def read(self, conn: VCenterConnection, task: Any, on_progress: Callable[[int], None] | None) -> None:
+        """Read the task itself (one RetrievePropertiesEx on the session's default collector)."""
+        info = read_properties(conn, task, ["info"]).get("info")
+        if info is None:
+            raise VCenterNotFoundError(
+                f"task {task._moId} has no info in vCenter", fault="ManagedObjectNotFound"
+            )
+        self.state = str(getattr(info, "state", "") or self.state)
+        self.error = getattr(info, "error", None)
+        self._progress(getattr(info, "progress", None), on_progress)
+
+
+def _task_collector(conn: VCenterConnection, task: Any, doing: str) -> Any:
+    """A private PropertyCollector watching the task's state, progress and error."""
+    with conn.translate(f"{doing}: following {task._moId}"):
+        pc = conn.content.propertyCollector.CreatePropertyCollector()
+    spec = vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=task, skip=False)],
+        propSet=[
+            vmodl.query.PropertyCollector.PropertySpec(
+                type=vim.Task, pathSet=["info.state", "info.progress", "info.error"]
+            )
+        ],
+    )
+    try:
+        with conn.translate(f"{doing}: following {task._moId}"):
+            pc.CreateFilter(spec=spec, partialUpdates=False)
+    except VCenterError:
+        _drop_collector(pc)
+        raise
+    return pc
+
+
+def _drop_collector(pc: Any) -> None:
+    if pc is None:
+        return
+    try:
+        pc.DestroyPropertyCollector()
+    except (vmodl.MethodFault, VCenterError) as err:
+        log.debug("destroying the task collector: %s", err)
+
+
+@dataclass(frozen=True)
+class FollowOptions:
+    """How a task is followed: each wait for an update, and the pauses after vCenter failed to answer."""
+
+    wait_s: float = 60.0  # longest WaitForUpdatesEx; the task itself is read again after a quiet wait
+    retry_s: float = 1.0  # first pause after a failed read, doubled up to retry_max_s
+    retry_max_s: float = 30.0
+
+
+def _read_after_failure(
+    conn: VCenterConnection,
+    task: Any,
+    seen: _TaskState,
+    doing: str,
+    *,
+    on_progress: Callable[[int], None] | None,
+    opts: FollowOptions,
+    failures: int,
+    stop: threading.Event | None,
+) -> None:
+    """After the watch failed: read the task itself; if vCenter does not answer, pause (growing)."""
+    try:
+        seen.read(conn, task, on_progress)
+    except VCenterNotFoundError:
+        raise  # vCenter no longer knows the task: the caller judges by the objects it changes
+    except VCenterError as err:
+        delay = min(opts.retry_max_s, opts.retry_s * 2 ** min(failures - 1, 16))
+        log.warning("%s: reading %s failed (%s); again in %.0fs", doing, task._moId, err.message, delay)
+        if stop is not None:
+            if stop.is_set() or stop.wait(delay):
+                raise TaskNotFollowedError(
+                    f"{doing}: stopped following {task._moId} while vCenter does not answer "
+                    f"({err.message}); it goes on in vCenter",
+                    task=task._moId,
+                ) from None
+        else:
+            time.sleep(delay)
 
 
 def follow_task(
@@ -88,54 +195,65 @@ def follow_task(
     doing: str,
     on_progress: Callable[[int], None] | None = None,
     timeout_s: float = 4 * 3600.0,
+    *,
+    stop: threading.Event | None = None,
+    options: FollowOptions | None = None,
 ) -> TaskOutcome:
     """Wait for *task* to end, reporting its progress; a task error becomes a typed VCenterError.
 
     A private PropertyCollector watches ``info.state`` and ``info.progress`` with WaitForUpdatesEx,
-    so the wait costs one request per change instead of a poll loop.
+    so the wait costs one request per change instead of a poll loop. The task's own state decides:
+    when the watch fails (the session was lost and its collector with it, vCenter hung past the call
+    timeout, the connection broke) or stays quiet for ``wait_s``, the task itself is read, and a new
+    collector is made; vCenter not answering at all is waited out (with growing pauses) until
+    *timeout_s*. When *stop* is set, the task is still followed to its end while vCenter answers; once
+    vCenter fails to answer, :class:`TaskNotFollowedError` is raised and the task goes on in vCenter.
     """
+    opts = options or FollowOptions()
     deadline = time.monotonic() + timeout_s
-    with conn.translate(f"{doing}: following {task._moId}"):
-        pc = conn.content.propertyCollector.CreatePropertyCollector()
+    seen = _TaskState()
+    pc: Any = None
+    version = ""
+    failures = 0
     try:
-        spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=task, skip=False)],
-            propSet=[
-                vmodl.query.PropertyCollector.PropertySpec(
-                    type=vim.Task, pathSet=["info.state", "info.progress", "info.error"]
-                )
-            ],
-        )
-        with conn.translate(f"{doing}: following {task._moId}"):
-            pc.CreateFilter(spec=spec, partialUpdates=False)
-        version = ""
-        seen = _TaskState()
         while seen.state not in ("success", "error"):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise VCenterTimeoutError(
                     f"{doing}: task {task._moId} still {seen.state} after {timeout_s:.0f}s"
                 )
-            options = vmodl.query.PropertyCollector.WaitOptions(
-                maxWaitSeconds=int(min(60, max(1, remaining)))
-            )
-            with conn.translate(f"{doing}: following {task._moId}"):
-                update = pc.WaitForUpdatesEx(version=version, options=options)
-            if update is not None:
-                version = update.version
-                seen.apply(update, on_progress)
-        if seen.state == "error":
-            if seen.error is None:
-                raise VCenterError(f"{doing}: task {task._moId} failed without a fault", fault="")
-            raise error_from_fault(seen.error, doing)
-        if on_progress is not None and seen.progress != 100:
-            on_progress(100)
-        return TaskOutcome(task=task._moId, state="success")
+            try:
+                if pc is None:
+                    pc = _task_collector(conn, task, doing)
+                    version = ""
+                wait = vmodl.query.PropertyCollector.WaitOptions(
+                    maxWaitSeconds=int(min(opts.wait_s, max(1, remaining)))
+                )
+                with conn.translate(f"{doing}: following {task._moId}"):
+                    update = pc.WaitForUpdatesEx(version=version, options=wait)
+                if update is not None:
+                    version = update.version
+                    seen.apply(update, on_progress)
+                else:
+                    seen.read(conn, task, on_progress)
+                failures = 0
+            except VCenterError as err:
+                failures += 1
+                log.warning("%s: following %s failed (%s); reading the task", doing, task._moId, err.message)
+                _drop_collector(pc)
+                pc = None
+                _read_after_failure(
+                    conn, task, seen, doing, on_progress=on_progress, opts=opts, failures=failures, stop=stop
+                )
     finally:
-        try:
-            pc.DestroyPropertyCollector()
-        except (vmodl.MethodFault, VCenterError) as err:
-            log.debug("destroying the task collector: %s", err)
+        _drop_collector(pc)
+    if seen.state == "error":
+        if seen.error is None:
+            raise VCenterError(f"{doing}: task {task._moId} failed without a fault", fault="")
+        raise error_from_fault(seen.error, doing)
+    if on_progress is not None and seen.progress != 100:
+        on_progress(100)
+    return TaskOutcome(task=task._moId, state="success")
 
 
 class Action(ABC):
@@ -231,6 +349,12 @@ class RelocateDisk(Action):
     target: str  # datastore moid
     kind: str = field(default="relocate_disk", init=False)
     _before: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    # Told the task's moid as soon as vCenter took the task, before it is followed (crash safety).
+    on_task: Callable[[str], None] | None = field(default=None, compare=False, repr=False, kw_only=True)
+    # Set when the caller stops: following the task ends with TaskNotFollowedError as soon as vCenter
+    # fails to answer (a hang must not hold up the stop); vCenter goes on with the task.
+    stop: threading.Event | None = field(default=None, compare=False, repr=False, kw_only=True)
+    follow: FollowOptions | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     def describe(self, inv: Inventory | None = None) -> str:
         if inv is not None and self.vm in inv.vms and self.target in inv.datastores:
@@ -326,7 +450,9 @@ class RelocateDisk(Action):
         with conn.translate(doing):
             task = vm.RelocateVM_Task(spec=spec, priority=vim.VirtualMachine.MovePriority.defaultPriority)
         log.info("%s: %s started%s", doing, task._moId, " (whole VM)" if whole else "")
-        return follow_task(conn, task, doing, on_progress)
+        if self.on_task is not None:
+            self.on_task(task._moId)
+        return follow_task(conn, task, doing, on_progress, stop=self.stop, options=self.follow)
 
     def postcheck(self, conn: VCenterConnection) -> list[str]:
         disks, _, home = _current_disks(conn, self.vm)

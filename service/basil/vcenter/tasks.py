@@ -8,14 +8,15 @@ inventory that may lag behind.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from basil.vcenter._vmomi import vim
-from basil.vcenter.actions import TaskOutcome, follow_task, read_properties
+from basil.vcenter.actions import FollowOptions, TaskOutcome, follow_task, read_properties
 from basil.vcenter.connection import VCenterConnection
-from basil.vcenter.errors import fault_message
+from basil.vcenter.errors import VCenterNotFoundError, fault_message
 from basil.vcenter.inventory import disks_of
 
 #: vCenter's description id of a Storage vMotion (RelocateVM_Task).
@@ -45,19 +46,7 @@ def recent_tasks(conn: VCenterConnection, vm_moid: str) -> list[TaskSummary]:
         info: Any = read_properties(conn, task, ["info"]).get("info")
         if info is None:
             continue
-        error = getattr(info, "error", None)
-        message = ""
-        if error is not None:
-            message = getattr(error, "localizedMessage", "") or fault_message(getattr(error, "fault", error))
-        out.append(
-            TaskSummary(
-                moid=task._moId,
-                description_id=str(getattr(info, "descriptionId", "") or ""),
-                state=str(getattr(info, "state", "") or ""),
-                progress=getattr(info, "progress", None),
-                message=message,
-            )
-        )
+        out.append(_summary(task._moId, info))
     return out
 
 
@@ -67,13 +56,43 @@ def active_relocations(conn: VCenterConnection, vm_moid: str) -> list[TaskSummar
 
 
 def wait_for_task(
-    conn: VCenterConnection, task_moid: str, doing: str, on_progress: Callable[[int], None] | None = None
+    conn: VCenterConnection,
+    task_moid: str,
+    doing: str,
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    stop: threading.Event | None = None,
+    options: FollowOptions | None = None,
 ) -> TaskOutcome:
     """Follow a task started by someone else (or by a previous run of Basil) to its end.
 
-    A task that ends in error raises the typed :class:`basil.errors.VCenterError` with vCenter's message.
+    A task that ends in error raises the typed :class:`basil.errors.VCenterError` with vCenter's message;
+    *stop* and *options* as for :func:`basil.vcenter.actions.follow_task`.
     """
-    return follow_task(conn, conn.ref(vim.Task, task_moid), doing, on_progress)
+    return follow_task(conn, conn.ref(vim.Task, task_moid), doing, on_progress, stop=stop, options=options)
+
+
+def task_summary(conn: VCenterConnection, task_moid: str) -> TaskSummary | None:
+    """One task as vCenter tells it now (None when vCenter no longer knows it)."""
+    try:
+        info: Any = read_properties(conn, conn.ref(vim.Task, task_moid), ["info"]).get("info")
+    except VCenterNotFoundError:
+        return None
+    return None if info is None else _summary(task_moid, info)
+
+
+def _summary(moid: str, info: Any) -> TaskSummary:
+    error = getattr(info, "error", None)
+    message = ""
+    if error is not None:
+        message = getattr(error, "localizedMessage", "") or fault_message(getattr(error, "fault", error))
+    return TaskSummary(
+        moid=moid,
+        description_id=str(getattr(info, "descriptionId", "") or ""),
+        state=str(getattr(info, "state", "") or ""),
+        progress=getattr(info, "progress", None),
+        message=message,
+    )
 
 
 def disk_locations(conn: VCenterConnection, vm_moid: str) -> dict[str, str]:
