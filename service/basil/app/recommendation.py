@@ -34,6 +34,7 @@ from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency,
 from basil.core.params import BalancerParams
 from basil.core.plan import Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
+from basil.errors import ConflictError
 from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
@@ -233,6 +234,14 @@ def round_summary(plan: Plan, pod: str, ps: PodSnapshot) -> dict[str, Any]:
     }
 
 
+def _why_empty(pod: ResolvedPod) -> str:
+    if pod.missing:
+        return "; ".join(f"configured {m} is not in vCenter {pod.vcenter}" for m in pod.missing)
+    if pod.config.datastore_cluster:
+        return f"datastore cluster {pod.config.datastore_cluster} is empty"
+    return "none of its datastores is in vCenter"
+
+
 def run_round(
     store: Store,
     pod: ResolvedPod,
@@ -248,6 +257,8 @@ def run_round(
     it is closed (no datastore above the threshold) the round recommends no move.
     """
     at = now or datetime.now(UTC)
+    if not pod.datastores:
+        raise ConflictError(f"pod {pod.name} has no datastores to balance: {_why_empty(pod)}")
     latency = pod_latency_gate(pod, host_samples) if host_samples is not None else None
     plan = recommend(ps.snapshot, ps.params)
     if latency is not None and not latency.open:

@@ -528,15 +528,23 @@ class Service:
         return out
 
     def _job_recommend(self) -> dict[str, Any]:
-        out = {}
+        out: dict[str, Any] = {}
+        problems: list[str] = []
         for pod in self.resolved_pods():
-            r = self._recommend(pod)
+            try:  # one pod's problem stays in that pod's answer
+                r = self._recommend(pod)
+            except BasilError as err:
+                out[pod.name] = {"error": err.message}
+                problems.append(err.message)
+                continue
             out[pod.name] = {
                 "moves": len(r.plan.moves),
                 "recommendation": r.round_id,
                 "stop": r.summary["stop"],
             }
-        return {"pods": out}
+        if problems and len(problems) == len(out):
+            raise BasilError("; ".join(problems))
+        return {"pods": out, "message": "; ".join(problems)}
 
     def _job_srp(self) -> dict[str, Any]:
         docs = self.pool_documents()
