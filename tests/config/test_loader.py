@@ -279,3 +279,9 @@ def test_candidate_order_is_one_of_the_balancers(tmp_path: Path, order: str, hin
     assert f"'{order}' is not a candidate order" in message
     assert "load_per_gb, least_disturbance" in message
     assert hint in message
+
+
+def test_a_vcenter_call_timeout_out_of_range_is_named(tmp_path: Path) -> None:
+    text = "vcenters: [{name: vc, server: vc.example.com, user: u, password_env: P, call_timeout_s: 0}]\n"
+    found = problems_of(write(tmp_path, text), env={"P": "x"})
+    assert "1-3600" in found["vcenters[0].call_timeout_s"]

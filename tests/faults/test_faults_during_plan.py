@@ -259,6 +259,7 @@ def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
 ) -> None:
     """vCenter answers nothing for longer than Basil's call timeout while it copies; the copy succeeds."""
     svc = make_service(paused, timeout_s=1.0, retries=1)
+    _collect(svc)
     plan_id = _apply_and_catch_the_copy(svc, paused, "webserver-2", "9diskLUN")
     paused.set_latency_ms(2500)
     time.sleep(3.0)  # the task follower's calls time out meanwhile
@@ -268,8 +269,12 @@ def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
     done = svc.wait_for_plan(plan_id, timeout_s=90)
     assert done["moves"][0]["state"] == "succeeded", done["moves"]
     assert done["state"] == "succeeded"
+    assert _task_state(paused, done["moves"][0]["task"]) == "success"
     assert _placement(paused, "webserver-2") == "9diskLUN"
     assert _relocations(paused, _vm_moid(svc, "webserver-2")) == ["success"]
+    paused.step(1)
+    _collect(svc)  # collection goes on after the hang, and has every interval of it
+    _assert_no_gap(svc)
 
 
 def test_shutdown_during_a_hang_finishes_and_the_next_start_resumes_the_move_with_its_task(
@@ -345,16 +350,24 @@ def test_the_target_turning_inaccessible_mid_copy_fails_the_move_vcenter_failed(
 # --- vCenter faults seen through the API ----------------------------------------------------------
 
 
-def test_a_vcenter_fault_while_a_plan_is_created_is_a_vcenter_error_not_404(
-    paused: LabProcess, make_service: ServiceMaker
+@pytest.mark.parametrize("request_kind", ["plan", "recommendation"])
+def test_a_vcenter_fault_while_serving_a_request_is_a_vcenter_error_not_404(
+    paused: LabProcess, make_service: ServiceMaker, request_kind: str
 ) -> None:
+    """The inventory watcher's collector fails as after a session loss (ManagedObjectNotFound): that is
+    vCenter failing (502/503), not the client's object missing (404)."""
     svc = make_service(paused)
     disk = _disk(svc, "oltp-1")
     paused.add_fault(method="WaitForUpdatesEx", fault="ManagedObjectNotFound", count=1, delivery="call")
+    asks: dict[str, Callable[[], object]] = {
+        "plan": lambda: svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "3diskLUN"}]),
+        "recommendation": lambda: svc.recommend_now("basil-pod", OPERATOR),
+    }
     with pytest.raises(VCenterError) as caught:
-        svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "3diskLUN"}])
+        asks[request_kind]()
     assert caught.value.http_status in (502, 503), caught.value.to_dict()
     assert caught.value.code != "vcenter_not_found"
+    assert "ManagedObjectNotFound" in caught.value.message
 
 
 def test_start_does_not_wait_for_a_hanging_vcenter(paused: LabProcess, make_service: ServiceMaker) -> None:

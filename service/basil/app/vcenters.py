@@ -38,6 +38,7 @@ def connection_params(vc: VCenterConfig, **overrides: object) -> ConnectionParam
         "user": vc.user,
         "password": vcenter_password(vc),
         "tls": tls,
+        "timeout_s": vc.call_timeout_s,
     }
     fields.update(overrides)
     return ConnectionParams(**fields)  # type: ignore[arg-type]

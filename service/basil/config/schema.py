@@ -115,9 +115,14 @@ class VCenterConfig:
     password_env: str = ""
     password_file: str = ""
     tls: TLSOptions = field(default_factory=TLSOptions)
+    # How long one vSphere API call may take before Basil counts vCenter as not answering: what a vCenter
+    # hang costs a job, a move's follower or a stop (read-only calls are retried 3 times).
+    call_timeout_s: float = 120.0
 
     def problems(self, path: str) -> list[Problem]:
         found = _name(self.name, f"{path}.name")
+        if not 1 <= self.call_timeout_s <= 3600:
+            found.append(Problem(f"{path}.call_timeout_s", f"must be 1-3600 s, got {self.call_timeout_s:g}"))
         if not self.server:
             found.append(Problem(f"{path}.server", "must be set (host or host:port)"))
         else:
