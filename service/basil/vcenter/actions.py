@@ -239,6 +239,12 @@ def follow_task(
                 failures = 0
             except VCenterError as err:
                 failures += 1
+                if stop is not None and stop.is_set():  # stopping, and vCenter fails: no more calls
+                    raise TaskNotFollowedError(
+                        f"{doing}: stopped following {task._moId} after vCenter failed ({err.message}); "
+                        "it goes on in vCenter",
+                        task=task._moId,
+                    ) from None
                 log.warning("%s: following %s failed (%s); reading the task", doing, task._moId, err.message)
                 _drop_collector(pc)
                 pc = None
@@ -246,7 +252,8 @@ def follow_task(
                     conn, task, seen, doing, on_progress=on_progress, opts=opts, failures=failures, stop=stop
                 )
     finally:
-        _drop_collector(pc)
+        if pc is not None and not (stop is not None and stop.is_set()):
+            _drop_collector(pc)  # (when stopping, vCenter drops it with the session)
     if seen.state == "error":
         if seen.error is None:
             raise VCenterError(f"{doing}: task {task._moId} failed without a fault", fault="")
