@@ -603,7 +603,13 @@ class Service:
             if plan_id is None:
                 out["pods"][pod.name] = "nothing to apply"
                 continue
-            ended = self._execute(plan_id, deadline=deadline, budget=budget)
+            try:
+                ended = self._execute(plan_id, deadline=deadline, budget=budget)
+            except BasilError as err:  # this pod's plan stopped; the window goes on with the others
+                log.error("plan %d: %s", plan_id, err.message)
+                self._end_abandoned(plan_id, err.message)
+                out["pods"][pod.name] = {"plan": plan_id, "error": err.message}
+                continue
             out["pods"][pod.name] = {"plan": plan_id, "state": ended.state, "message": ended.message}
         out["budget_left"] = {"moves": budget.moves, "gb": budget.gb}
         return out
