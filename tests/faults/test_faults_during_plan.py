@@ -262,7 +262,9 @@ def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
     _collect(svc)
     plan_id = _apply_and_catch_the_copy(svc, paused, "webserver-2", "9diskLUN")
     paused.set_latency_ms(2500)
-    time.sleep(3.0)  # the task follower's calls time out meanwhile
+    during = svc.run_job("collect")  # the task follower's calls time out meanwhile too
+    assert during["outcome"] == "failed", during
+    assert svc.vcenters()[0]["last_error"], svc.vcenters()  # the vCenter's failure is reported
     _finish_copies(paused)
     time.sleep(1.0)
     paused.set_latency_ms(0)
