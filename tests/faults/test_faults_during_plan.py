@@ -306,22 +306,29 @@ def test_shutdown_during_a_hang_finishes_and_the_next_start_resumes_the_move_wit
     assert _placement(paused, "workstation-1") == "3diskLUN"
 
 
-def test_a_relocation_fault_fails_the_move_as_the_task_says_and_collection_goes_on(
-    paused: LabProcess, make_service: ServiceMaker
+@pytest.mark.parametrize(
+    ("fault", "delivery"),
+    [("FileLocked", "task"), ("TaskInProgress", "task"), ("InvalidState", "call"), ("SystemError", "call")],
+)
+def test_a_relocation_fault_fails_the_move_as_vcenter_says_and_collection_goes_on(
+    paused: LabProcess, make_service: ServiceMaker, fault: str, delivery: str
 ) -> None:
     svc = make_service(paused)
+    vm = _vm_moid(svc, "oltp-1")
     _collect(svc)
-    paused.add_fault(
-        method="RelocateVM_Task", fault="FileLocked", message="locked by the lab", count=1, delivery="task"
-    )
+    paused.add_fault(method="RelocateVM_Task", fault=fault, message="by the lab", count=1, delivery=delivery)
     plan_id = _plan(svc, "oltp-1", "3diskLUN")
     svc.apply_plan(plan_id, OPERATOR)
     done = svc.wait_for_plan(plan_id, timeout_s=60)
     move = done["moves"][0]
     assert done["state"] == "failed"
-    assert "locked by the lab" in move["message"]
-    assert move["task"], move
-    assert _task_state(paused, move["task"]) == "error"
+    assert fault in move["message"], move
+    if delivery == "task":  # the task vCenter made, and how it ended, are on record
+        assert move["task"], move
+        assert _task_state(paused, move["task"]) == "error"
+    else:  # vCenter refused the call: no task, nothing ran
+        assert not move["task"], move
+        assert _relocations(paused, vm) == []
     assert _placement(paused, "oltp-1") == "6diskLUN"
     paused.step(2)
     _collect(svc)
