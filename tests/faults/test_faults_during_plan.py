@@ -335,7 +335,7 @@ def test_a_relocation_fault_fails_the_move_as_vcenter_says_and_collection_goes_o
     _assert_no_gap(svc)
 
 
-def test_the_target_turning_inaccessible_mid_copy_fails_the_move_vcenter_failed(
+def test_the_target_turning_inaccessible_mid_copy_ends_the_move_as_its_task_says(
     paused: LabProcess, make_service: ServiceMaker
 ) -> None:
     svc = make_service(paused)
@@ -350,6 +350,27 @@ def test_the_target_turning_inaccessible_mid_copy_fails_the_move_vcenter_failed(
     # Whatever the lab did with the copy, the record says what vCenter says.
     assert move["state"] == ("succeeded" if state == "success" else "failed"), (move, state)
     assert (where == "9diskLUN") == (move["state"] == "succeeded"), (move, where)
+    paused.set_accessible("9diskLUN", True)
+    paused.step(1)
+    _collect(svc)
+    _assert_no_gap(svc)
+
+
+def test_an_inaccessible_target_before_the_move_fails_it_and_moves_nothing(
+    paused: LabProcess, make_service: ServiceMaker
+) -> None:
+    svc = make_service(paused)
+    vm = _vm_moid(svc, "exchange-1")
+    _collect(svc)
+    plan_id = _plan(svc, "exchange-1", "9diskLUN")
+    paused.set_accessible("9diskLUN", False)
+    svc.apply_plan(plan_id, OPERATOR)
+    done = svc.wait_for_plan(plan_id, timeout_s=60)
+    move = done["moves"][0]
+    assert (done["state"], move["state"]) == ("failed", "failed"), done
+    assert "9diskLUN is not accessible" in move["message"] or "Inaccessible" in move["message"], move
+    assert _placement(paused, "exchange-1") == "6diskLUN"
+    assert "success" not in _relocations(paused, vm)
     paused.set_accessible("9diskLUN", True)
     paused.step(1)
     _collect(svc)
