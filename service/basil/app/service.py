@@ -137,6 +137,7 @@ class Service:
         self._plan_slots = threading.BoundedSemaphore(PLAN_SLOTS)
         self._runner = ThreadPoolExecutor(max_workers=PLAN_SLOTS, thread_name_prefix="basil-plan")
         self._active_plans: dict[int, Future[Any]] = {}
+        self._links_closed = False  # set by shutdown, after which no link stays connected
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -173,12 +174,16 @@ class Service:
             self.scheduler.resume()
 
     def _connect(self, link: VCenterLink) -> None:
+        if self.stopping.is_set():
+            return
         try:
             link.connect()
         except BasilError as err:
             log.warning("vCenter %s is not reachable now (%s); the jobs will retry", link.name, err.message)
         except Exception:  # a bug must not pass silently in a thread of its own
             log.exception("connecting to vCenter %s", link.name)
+        if self._links_closed:  # the service stopped while this connected: leave no session behind
+            link.close()
 
     def shutdown(self, wait: bool = True) -> None:
         """Stop gracefully: no new move or job starts; running moves end; running plans resume next start."""
@@ -194,6 +199,7 @@ class Service:
             with self.store.session() as session:
                 runs.finish_run(session, run_id, "failed", "the service stopped before the run started")
         self._runner.shutdown(wait=wait)
+        self._links_closed = True
         for link in self.links.values():
             link.close()
         self.store.dispose()
