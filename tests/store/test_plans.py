@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +13,7 @@ from basil.store import Store
 from basil.store.plans import (
     MOVE_TRANSITIONS,
     PLAN_TRANSITIONS,
+    Move,
     MoveSpec,
     Plan,
     approve_plan,
@@ -160,6 +163,33 @@ def test_a_disk_is_never_moved_by_two_plans_at_once(store: Store) -> None:
         start_move(session, a.moves[0].id)
     with pytest.raises(ConflictError, match=f"being moved by plan {a.id}"), store.session() as session:
         start_move(session, b.moves[0].id)
+
+
+def test_two_plans_claiming_one_disk_at_the_same_time_are_serialised(store: Store) -> None:
+    """The second claim waits for the first transaction and then sees its claim (PostgreSQL locks the
+    disk's moves; SQLite's write transactions are serial)."""
+    a = running_plan(store, moves=1)
+    b = running_plan(store, moves=1)
+    second: list[BaseException | Move] = []
+
+    def claim_b() -> None:
+        try:
+            with store.session() as session:
+                second.append(start_move(session, b.moves[0].id))
+        except ConflictError as err:
+            second.append(err)
+
+    with store.session() as session:
+        start_move(session, a.moves[0].id)
+        other = threading.Thread(target=claim_b)
+        other.start()
+        time.sleep(0.5)  # the second claim reaches the store while the first is not committed yet
+    other.join(60)
+    assert len(second) == 1
+    assert isinstance(second[0], ConflictError), second
+    assert f"being moved by plan {a.id}" in second[0].message
+    with store.read_session() as session:
+        assert [m.state for m in get_plan(session, b.id).moves] == ["pending"]
 
 
 def test_cancel(store: Store) -> None:

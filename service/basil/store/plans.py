@@ -385,6 +385,20 @@ def start_move(
 
     The same disk running in another plan is refused too: a disk is never moved by two plans at once.
     """
+    disk = session.execute(
+        select(PlanMoveRow.vcenter, PlanMoveRow.vm, PlanMoveRow.disk_key).where(PlanMoveRow.id == move_id)
+    ).first()
+    if disk is None:
+        raise NotFoundError(f"move {move_id} does not exist")
+    # Every move of this disk, in any plan, is locked first and in one order (PostgreSQL; SQLite's
+    # write transactions are serial): two plans claiming the same disk at once are serialised, and the
+    # second sees the first's claim.
+    same_disk = session.execute(
+        select(PlanMoveRow.id, PlanMoveRow.plan_id, PlanMoveRow.state)
+        .where(PlanMoveRow.vcenter == disk[0], PlanMoveRow.vm == disk[1], PlanMoveRow.disk_key == disk[2])
+        .order_by(PlanMoveRow.id)
+        .with_for_update()
+    ).all()
     row = _move_row(session, move_id)
     plan = _plan_row(session, row.plan_id)
     at = now or _now()
@@ -396,17 +410,9 @@ def start_move(
         raise ConflictError(
             f"plan {plan.id}'s window closed at {plan.deadline.isoformat()}; no new move starts"
         )
-    busy = session.execute(
-        select(PlanMoveRow.plan_id).where(
-            PlanMoveRow.vcenter == row.vcenter,
-            PlanMoveRow.vm == row.vm,
-            PlanMoveRow.disk_key == row.disk_key,
-            PlanMoveRow.state == "running",
-            PlanMoveRow.id != row.id,
-        )
-    ).first()
+    busy = next((p for other, p, state in same_disk if state == "running" and other != row.id), None)
     if busy is not None:
-        raise ConflictError(f"disk {row.disk_key} of {row.vm} is being moved by plan {busy[0]}")
+        raise ConflictError(f"disk {row.disk_key} of {row.vm} is being moved by plan {busy}")
     _move_transition(row, "running")
     row.task_id, row.started_at, row.updated_at, row.progress = task_id, at, at, 0
     plan.updated_at = at
