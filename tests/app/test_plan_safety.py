@@ -118,6 +118,8 @@ def test_killed_run_resumes_without_moving_a_disk_twice(
     assert done["state"] == "succeeded", done
     assert [m["state"] for m in done["moves"]] == ["succeeded"] * 3
     assert "completed while the service was stopped" in done["moves"][1]["message"]
+    # The killed run recorded the task as soon as vCenter took it; the resumed move keeps it.
+    assert all(m["task"] for m in done["moves"]), done["moves"]
     placed = _placement(slow_lab)
     assert (placed["oltp-1"], placed["oltp-2"], placed["exchange-1"]) == ("3diskLUN", "9diskLUN", "9diskLUN")
     for disk in disks:
