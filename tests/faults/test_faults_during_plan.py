@@ -377,6 +377,30 @@ def test_an_inaccessible_target_before_the_move_fails_it_and_moves_nothing(
     _assert_no_gap(svc)
 
 
+def test_vcenter_failing_every_read_while_a_plan_applies_fails_its_moves_and_moves_nothing(
+    paused: LabProcess, make_service: ServiceMaker
+) -> None:
+    svc = make_service(paused)
+    vms = {name: _vm_moid(svc, name) for name in ("oltp-1", "oltp-2")}
+    plan = svc.create_plan(
+        OPERATOR,
+        pod="basil-pod",
+        moves=[
+            {"disk": _disk(svc, "oltp-1"), "to": "3diskLUN"},
+            {"disk": _disk(svc, "oltp-2"), "to": "9diskLUN"},
+        ],
+    )
+    paused.add_fault(method="RetrievePropertiesEx", fault="SystemError", message="lab outage", count=1000)
+    svc.apply_plan(plan["id"], OPERATOR)
+    done = svc.wait_for_plan(plan["id"], timeout_s=60)
+    paused.clear_faults()
+    assert done["state"] == "failed", done
+    assert [m["state"] for m in done["moves"]] == ["failed", "failed"], done["moves"]
+    assert all("lab outage" in m["message"] for m in done["moves"]), done["moves"]
+    assert (_placement(paused, "oltp-1"), _placement(paused, "oltp-2")) == ("6diskLUN", "6diskLUN")
+    assert all(_relocations(paused, vm) == [] for vm in vms.values())
+
+
 # --- vCenter faults seen through the API ----------------------------------------------------------
 
 
