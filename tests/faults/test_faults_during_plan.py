@@ -18,7 +18,7 @@ from basil.app import Actor, Service
 from basil.errors import VCenterError
 from basil.store import Store
 from basil.store.models import Disk, DiskSample
-from basil.store.plans import get_plan
+from basil.store.plans import get_plan, start_move, start_plan
 from basil.vcenter._vmomi import vim
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.tasks import RELOCATE, recent_tasks, task_summary
@@ -399,6 +399,33 @@ def test_vcenter_failing_every_read_while_a_plan_applies_fails_its_moves_and_mov
     assert all("lab outage" in m["message"] for m in done["moves"]), done["moves"]
     assert (_placement(paused, "oltp-1"), _placement(paused, "oltp-2")) == ("6diskLUN", "6diskLUN")
     assert all(_relocations(paused, vm) == [] for vm in vms.values())
+
+
+def test_a_plan_whose_resumption_met_a_hung_vcenter_is_resumed_once_it_answers(
+    paused: LabProcess, make_service: ServiceMaker
+) -> None:
+    first = make_service(paused)
+    vm = _vm_moid(first, "webserver-1")
+    plan_id = _plan(first, "webserver-1", "9diskLUN")
+    first.approve_plan(plan_id, OPERATOR)
+    with first.store.session() as session:  # a service that died between claiming the move and vCenter
+        plan = start_plan(session, plan_id)
+        start_move(session, plan.moves[0].id)
+    first.shutdown()
+    paused.set_latency_ms(2500)
+    svc = make_service(paused, timeout_s=1.0, retries=0)  # its start resumes the plan: vCenter hangs
+    wait_until(lambda: svc.links["lab"].last_error != "", 60, "the resumption to meet the hang")
+    svc.wait_for_plan(plan_id, timeout_s=60)
+    assert svc.plan(plan_id)["state"] == "running"  # its move's outcome is unknown: not ended
+    paused.set_latency_ms(0)
+    run = svc.run_job("maintenance")
+    assert run["details"]["resumed_plans"] == [plan_id], run
+    wait_until(lambda: _relocating(paused, "webserver-1"), 60, "the resumed move's relocation")
+    _finish_copies(paused)
+    done = svc.wait_for_plan(plan_id, timeout_s=60)
+    assert done["state"] == "succeeded", done
+    assert _placement(paused, "webserver-1") == "9diskLUN"
+    assert _relocations(paused, vm) == ["success"]
 
 
 # --- vCenter faults seen through the API ----------------------------------------------------------

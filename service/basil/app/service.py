@@ -138,6 +138,7 @@ class Service:
         self._runner = ThreadPoolExecutor(max_workers=PLAN_SLOTS, thread_name_prefix="basil-plan")
         self._active_plans: dict[int, Future[Any]] = {}
         self._links_closed = False  # set by shutdown, after which no link stays connected
+        self._executing: set[int] = set()  # plans an executor of this process applies now
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -567,13 +568,14 @@ class Service:
         return outcome.summary()
 
     def _job_maintenance(self) -> dict[str, Any]:
+        resumed = self._resume_stalled()  # no plan stays running with nothing applying it
         with self.store.session() as session:
             latest = latest_sample_time(session)
             if latest is None:
-                return {"skipped": True, "message": "no samples yet"}
+                return {"skipped": True, "message": "no samples yet", "resumed_plans": resumed}
             rolled = roll_up(session, latest)
             deleted = apply_retention(session, self.config.retention, datetime.now(UTC), latest)
-        return {"rollups": rolled.rows, "deleted": deleted}
+        return {"rollups": rolled.rows, "deleted": deleted, "resumed_plans": resumed}
 
     def _job_rebalance(self) -> dict[str, Any]:
         rb = self.config.schedules.rebalance
@@ -625,8 +627,34 @@ class Service:
     def _execute(
         self, plan_id: int, deadline: datetime | None = None, budget: Budget | None = None
     ) -> plan_store.Plan:
-        with self._plan_slots:
-            return self.executor.run(plan_id, deadline=deadline, budget=budget)
+        with self._lock:
+            if plan_id in self._executing:
+                raise ConflictError(f"plan {plan_id} is being applied already")
+            self._executing.add(plan_id)
+        try:
+            with self._plan_slots:
+                return self.executor.run(plan_id, deadline=deadline, budget=budget)
+        finally:
+            with self._lock:
+                self._executing.discard(plan_id)
+
+    def _resume_stalled(self) -> list[int]:
+        """Plans recorded running that nothing in this process applies (their resumption failed, say
+        vCenter was unreachable at the start) are handed to the executor again."""
+        if self.stopping.is_set():
+            return []
+        with self.store.read_session() as session:
+            ids = [p.id for p in plan_store.resumable_plans(session)]
+        with self._lock:
+            stalled = [
+                i
+                for i in ids
+                if i not in self._executing and ((fut := self._active_plans.get(i)) is None or fut.done())
+            ]
+        for plan_id in stalled:
+            log.info("plan %d is running and nothing applies it; resuming it", plan_id)
+            self._submit(plan_id)
+        return stalled
 
     def _submit(self, plan_id: int) -> None:
         with self._lock:
@@ -648,8 +676,9 @@ class Service:
     def _end_abandoned(self, plan_id: int, why: str) -> None:
         """A plan its executor gave up on does not stay running: with no move running it ends (cancelled
         if asked, else failed); a move still running is left for the next start to check in vCenter."""
-        if self.stopping.is_set():
-            return
+        with self._lock:
+            if self.stopping.is_set() or plan_id in self._executing:
+                return
         try:
             with self.store.session() as session:
                 plan = plan_store.get_plan(session, plan_id)
