@@ -24,7 +24,7 @@ def _fits(description: dict[str, Any], headroom_pct: float) -> Callable[[Placeme
         s = stores[ds]
         used = sum(sizes[d] for d, x in where.items() if x == ds)
         room = s["capacity_gb"] * (1 - headroom_pct / 100.0) - s["fixed_gb"] - used
-        return hosts[disk] in s["hosts"] and sizes[disk] <= room
+        return hosts[disk] in s["hosts"] and sizes[disk] <= room and not s["maintenance"]
 
     return fits
 
@@ -59,7 +59,7 @@ def _slowest_tier(stores: list[dict[str, Any]], seed: int) -> list[str]:
 
 
 def _two_hot(stores: list[dict[str, Any]], seed: int) -> list[str]:
-    return [s["name"] for s in random.Random(seed).sample(stores, 2)]
+    return [s["name"] for s in random.Random(seed).sample([s for s in stores if not s["maintenance"]], 2)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +141,8 @@ FAMILIES: Sequence[Family] = (
         False,
         "large",
         skew=pile_on(_two_hot, share=0.5),
-        about="20 mixed datastores (one in five seen by 3 of 4 hosts), 200 disks, half piled on two",
+        about="20 mixed datastores (one in five seen by 3 of 4 hosts, one in maintenance), 200 disks, "
+        "half of them piled on two",
     ),
 )
 

@@ -23,7 +23,8 @@ type subsetScore struct{ iops, latSum float64 }
 
 // best enumerates every placement of the pod's movable disks on datastores their host mounts,
 // keeping each datastore's used space at or under max(capacity × (1 − headroom), its use in the
-// scenario's placement): what a balancer honouring the headroom can reach from the start.
+// scenario's placement), and moving nothing onto a datastore in maintenance: what a balancer
+// honouring the headroom can reach from the start.
 func best(req *request) (*bestAnswer, error) {
 	l, err := newLab(req)
 	if err != nil {
@@ -50,9 +51,14 @@ func best(req *request) (*bestAnswer, error) {
 	// Where each disk may go, and how many placements that makes.
 	options := make([][]int, n)
 	combos := 1.0
+	inMaintenance := map[string]bool{}
+	for _, d := range l.s.Datastores {
+		inMaintenance[d.Name] = d.Maintenance
+	}
 	for j, i := range l.movable {
 		for s, ds := range l.stores {
-			if l.visible(l.disks[i].host, ds) {
+			// A datastore in maintenance is never a target; a disk already on one may stay.
+			if l.visible(l.disks[i].host, ds) && (!inMaintenance[ds] || ds == l.disks[i].home) {
 				options[j] = append(options[j], s)
 			}
 		}

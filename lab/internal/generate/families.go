@@ -74,7 +74,7 @@ func placeAtRandom(r *rand.Rand, s *scenario.Scenario) {
 			}
 			var fits []string
 			for _, ds := range s.Datastores {
-				if ds.Pod == EvalPod && mounts(ds, vm.Host) && used[ds.Name]+d.SizeGB <= 0.9*ds.CapacityGB {
+				if ds.Pod == EvalPod && !ds.Maintenance && mounts(ds, vm.Host) && used[ds.Name]+d.SizeGB <= 0.9*ds.CapacityGB {
 					fits = append(fits, ds.Name)
 				}
 			}
@@ -140,7 +140,7 @@ func Heterogeneous(seed int64, workloads int) *scenario.Scenario {
 }
 
 // LargePod returns a large random pod: `stores` datastores of mixed kinds (some mounted by only
-// some of the four hosts), `workloads` VMs of one data disk each (Table 1 workloads at a random
+// some of the four hosts, one in maintenance and empty), `workloads` VMs of one data disk each (Table 1 workloads at a random
 // intensity, one in eight a stream), placed at random.
 func LargePod(seed int64, stores, workloads int) *scenario.Scenario {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6c61_7267_6570_6f64)) // "largepod"
@@ -160,6 +160,7 @@ func LargePod(seed int64, stores, workloads int) *scenario.Scenario {
 		t := kinds[r.IntN(len(kinds))]
 		s.Datastores = append(s.Datastores, tierStore(r, fmt.Sprintf("%s-%02d", t.name, i+1), t, mounted))
 	}
+	s.Datastores[stores/2].Maintenance = true
 	count := map[string]int{}
 	for i := range workloads {
 		var name string

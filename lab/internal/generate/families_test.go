@@ -42,7 +42,9 @@ func TestEvaluationFamilies(t *testing.T) {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
 				kinds := map[string]bool{}
+				maintenance := map[string]bool{}
 				for _, ds := range s.Datastores {
+					maintenance[ds.Name] = ds.Maintenance
 					kinds[ds.Device.Kind] = true
 					if ds.Pod != EvalPod {
 						t.Errorf("seed %d: %s is outside the pod", seed, ds.Name)
@@ -57,6 +59,9 @@ func TestEvaluationFamilies(t *testing.T) {
 					for _, d := range vm.Disks {
 						disks++
 						used[d.Datastore] += d.SizeGB
+						if maintenance[d.Datastore] {
+							t.Errorf("seed %d: %s/%s placed on %s, in maintenance", seed, vm.Name, d.Unit, d.Datastore)
+						}
 						if d.Workload != nil && (d.Workload.RandomPct <= 20 || d.Workload.IOSizeKB >= 64) {
 							streams++
 						}
