@@ -267,20 +267,22 @@ def targets(results: Sequence[ConfigResult], basil: str = "basil") -> Targets:
             f"({100.0 * within / len(paper):.0f} %)"
         )
     hetero = [r for r in results if r.group == "hetero"]
-    if hetero:
-        policy = f"{basil} r2"
-        if all(policy in r.scored for r in hetero):
-            mine = median([r.gain_pct(policy) for r in hetero])
-            naive = median([r.gain_pct("naive") for r in hetero])
-            below = sum(1 for r in hetero if r.gain_pct(policy) < -2.0)
-            lines.append(
-                f"heterogeneous pods: median IOPS gain {policy} {mine:+.1f} % against naive {naive:+.1f} % "
-                f"(target: above naive) — {'met' if mine > naive else 'NOT met'}"
-            )
-            lines.append(
-                f"heterogeneous pods: {below} of {len(hetero)} configurations more than 2 % below their "
-                f"start after two rounds (target 0) — {'met' if below == 0 else 'NOT met'}"
-            )
+    policy = f"{basil} r2"
+    families = sorted({r.family for r in hetero})
+    for label, rs in [(f, [r for r in hetero if r.family == f]) for f in families] + (
+        [("all heterogeneous", hetero)] if len(families) > 1 else []
+    ):
+        if not rs or not all(policy in r.scored for r in rs):
+            continue
+        mine = median([r.gain_pct(policy) for r in rs])
+        naive = median([r.gain_pct("naive") for r in rs])
+        below = sum(1 for r in rs if r.gain_pct(policy) < -2.0)
+        above, none_below = mine > naive, below == 0
+        lines.append(
+            f"heterogeneous pods ({label}, {len(rs)} configurations): median IOPS gain {policy} "
+            f"{mine:+.1f} % against naive {naive:+.1f} % (target: above) — {'met' if above else 'NOT met'}; "
+            f"{below} more than 2 % below their start (target 0) — {'met' if none_below else 'NOT met'}"
+        )
     errors = [p.error for r in results for p in r.predictions]
     if errors:
         e = 100.0 * median(errors)
