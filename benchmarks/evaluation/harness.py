@@ -287,7 +287,7 @@ def targets(results: Sequence[ConfigResult], basil: str = "basil") -> Targets:
     if errors:
         e = 100.0 * median(errors)
         lines.append(
-            f"median error of the predicted post-move datastore read latency: {e:.1f} % over "
+            f"median error of the predicted post-move datastore read latency: {e:.2f} % over "
             f"{len(errors)} predictions (target ≤ 10 %) — {'met' if e <= 10 else 'NOT met'}"
         )
     else:
