@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from evaluation import harness
 from evaluation.labtool import ROOT
-from evaluation.run import evaluate
+from evaluation.run import evaluate, rewrite
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,13 +31,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "evaluation", help="report directory")
     parser.add_argument("--families", help="comma-separated family names (default: all)")
     parser.add_argument("--limit", type=int, help="at most this many configurations per family")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from OUT/results.json, run nothing"
+    )
     args = parser.parse_args(argv)
     families = args.families.split(",") if args.families else None
     known = {f.name for f in harness.FAMILIES}
     if families is not None and (unknown := sorted(set(families) - known)):
         parser.error(f"--families: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     command = "python benchmarks/evaluate.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    run = evaluate(args.out, smoke=args.smoke, families=families, limit=args.limit, command=command.strip())
+    if args.report_only:
+        run = rewrite(args.out)
+    else:
+        run = evaluate(
+            args.out, smoke=args.smoke, families=families, limit=args.limit, command=command.strip()
+        )
     print()
     for line in run.targets.lines:
         print(line)

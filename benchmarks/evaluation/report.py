@@ -9,7 +9,8 @@ from dataclasses import asdict
 from html import escape
 from pathlib import Path
 
-from .harness import FAMILIES, ConfigResult, Targets, median
+from .harness import FAMILIES, ConfigResult, Scored, Targets, median
+from .labtool import Window
 from .policies import Prediction, Settings
 
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
@@ -250,11 +251,10 @@ def write(
     """Write report.md, the SVG plots and results.json into *out_dir*; returns the report's path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plots: list[tuple[str, str]] = []
-    for group, label in (
-        ("paper", "paper-like pods (§6.2, §6.3, §6.4, skewed §6.4)"),
-        ("hetero", "heterogeneous pods"),
-    ):
-        rs = [r for r in results if r.group == group]
+    pooled = [r for r in results if r.group == "paper"]
+    groups = [("paper", "paper-like pods (§6.2, §6.3, §6.4, skewed §6.4)", pooled)] if pooled else []
+    groups += [(f.name, f.name, [r for r in results if r.family == f.name]) for f in FAMILIES]
+    for key, label, rs in groups:
         if not rs:
             continue
         names = [p for p in policy_names(rs) if p != "start"]
@@ -263,7 +263,7 @@ def write(
             ("latency-cut", "reduction of IOPS-weighted latency (%)", ConfigResult.latency_reduction_pct),
         ):
             series = {p: [fn(r, p) for r in rs if p in r.scored] for p in names}
-            name = f"cdf-{metric}-{group}.svg"
+            name = f"cdf-{metric}-{key}.svg"
             (out_dir / name).write_text(cdf_svg(f"{label}: {xlabel}", xlabel, series), encoding="utf-8")
             plots.append((name, f"CDF, {label}: {xlabel}"))
     predictions = [p for r in results for p in r.predictions]
@@ -326,17 +326,36 @@ def write(
     ]
     report = out_dir / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
-    raw = [
-        {
-            "family": r.family,
-            "seed": r.seed,
-            "disks": r.disks,
-            "datastores": r.datastores,
-            "scored": {k: asdict(v) for k, v in r.scored.items()},
-            "predictions": [asdict(p) for p in r.predictions],
-            "notes": r.notes,
-        }
-        for r in results
-    ]
+    raw = {
+        "command": command,
+        "seconds": seconds,
+        "truth": asdict(settings.truth),
+        "configurations": [
+            {
+                "family": r.family,
+                "seed": r.seed,
+                "disks": r.disks,
+                "datastores": r.datastores,
+                "scored": {k: asdict(v) for k, v in r.scored.items()},
+                "predictions": [asdict(p) for p in r.predictions],
+                "notes": r.notes,
+            }
+            for r in results
+        ],
+    }
     (out_dir / "results.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
     return report
+
+
+def load(path: Path) -> tuple[list[ConfigResult], Settings, str, float]:
+    """Read a results.json back: the configurations, the truth window, the command and its run time."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    group = {f.name: f.group for f in FAMILIES}
+    results = []
+    for c in raw["configurations"]:
+        r = ConfigResult(c["family"], c["seed"], group[c["family"]], c["disks"], c["datastores"])
+        r.scored = {k: Scored(**v) for k, v in c["scored"].items()}
+        r.predictions = [Prediction(**p) for p in c["predictions"]]
+        r.notes = list(c["notes"])
+        results.append(r)
+    return results, Settings(truth=Window(**raw["truth"])), raw["command"], raw["seconds"]

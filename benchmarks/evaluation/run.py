@@ -64,3 +64,14 @@ def evaluate(
         results, targets, problems, out_dir, command=command, seconds=seconds, settings=settings
     )
     return Run(results, problems, targets, path, seconds)
+
+
+def rewrite(out_dir: Path) -> Run:
+    """The report again from the results.json in *out_dir*, without running anything."""
+    results, settings, command, seconds = report.load(out_dir / "results.json")
+    problems = harness.check(results)
+    targets = harness.targets(results)
+    path = report.write(
+        results, targets, problems, out_dir, command=command, seconds=seconds, settings=settings
+    )
+    return Run(results, problems, targets, path, seconds)

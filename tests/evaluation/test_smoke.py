@@ -11,7 +11,7 @@ import pytest
 from benchmarks.evaluation.harness import FAMILIES, ConfigResult, Scored, check
 from benchmarks.evaluation.labtool import LabTool, LabToolError, Source, Window
 from benchmarks.evaluation.observe import Observations, snapshot
-from benchmarks.evaluation.run import evaluate
+from benchmarks.evaluation.run import evaluate, rewrite
 
 from basil.core.balancer import recommend
 from basil.core.params import BalancerParams
@@ -40,13 +40,21 @@ def test_smoke_run_writes_a_consistent_report(tmp_path: Path) -> None:
     assert any("predicted post-move" in line for line in run.targets.lines)
     svgs = sorted(p.name for p in tmp_path.glob("*.svg"))
     assert "predicted-vs-measured.svg" in svgs
-    assert "cdf-iops-gain-paper.svg" in svgs
+    assert {"cdf-iops-gain-paper.svg", "cdf-iops-gain-hetero.svg", "cdf-latency-cut-paper-6.2.svg"} <= set(
+        svgs
+    )
     for name in svgs:
         root = ET.parse(tmp_path / name).getroot()
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
         assert name in text
     raw = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
-    assert [(x["family"], x["seed"]) for x in raw] == smoke
+    assert [(x["family"], x["seed"]) for x in raw["configurations"]] == smoke
+
+    # The report rebuilt from results.json alone says the same.
+    again = rewrite(tmp_path)
+    assert again.targets == run.targets
+    assert again.problems == []
+    assert again.report.read_text(encoding="utf-8") == text
 
 
 def _result(**iops: float) -> ConfigResult:
