@@ -77,8 +77,8 @@ def policy_names(results: Sequence[ConfigResult]) -> list[str]:
 def family_table(results: Sequence[ConfigResult]) -> list[str]:
     lines = [
         "| family | configs | policy | median IOPS gain % | p10 / p90 gain % | median latency cut % "
-        "| within 5 % of best | > 2 % below start | median moves |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| within 5 % of best | > 2 % below start | median moves | median worst-disk latency rise % |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for family in FAMILIES:
         rs = [r for r in results if r.family == family.name]
@@ -92,10 +92,11 @@ def family_table(results: Sequence[ConfigResult]) -> list[str]:
             within = f"{sum(1 for x in ratios if x >= 0.95)} / {len(ratios)}" if ratios else "–"
             below = sum(1 for g in gains if g < -2.0)
             moves = median([float(r.scored[policy].moves) for r in have])
+            worst = median([r.scored[policy].worst_disk_change_pct for r in have])
             lines.append(
                 f"| {family.name} | {len(have)} | {policy} | {_fmt(median(gains))} | "
                 f"{_fmt(_quantile(gains, 0.1))} / {_fmt(_quantile(gains, 0.9))} | {_fmt(median(cuts))} | "
-                f"{within} | {below} | {moves:.0f} |"
+                f"{within} | {below} | {moves:.0f} | {_fmt(worst)} |"
             )
     return lines
 
@@ -306,6 +307,9 @@ def write(
         "## Families",
         "",
         *[f"- `{f.name}`: {f.about}" for f in FAMILIES if any(r.family == f.name for r in results)],
+        "",
+        "The last column is, per configuration, the largest rise of one disk's latency against the start "
+        "(the fairness a predictive objective must bound), its median over the configurations.",
         "",
         *family_table(results),
         "",
