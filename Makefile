@@ -36,12 +36,23 @@ LAB_SOURCES := $(shell find lab -name '*.go' -o -name go.mod -o -name go.sum)
 build/basil-lab: $(LAB_SOURCES)
 	cd lab && go build -o ../build/basil-lab ./cmd/basil-lab
 
-lab: build/basil-lab
+# The evaluation's driver of the lab's physics (lab/cmd/evaluate), used by benchmarks/evaluate.py.
+build/basil-evaluate: $(LAB_SOURCES)
+	cd lab && go build -o ../build/basil-evaluate ./cmd/evaluate
+
+lab: build/basil-lab build/basil-evaluate
 
 lab-check:
 	cd lab && out="$$(gofmt -l .)" && if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
 	cd lab && go vet ./...
 	cd lab && go test ./...
+
+# Basil against the lab's physics on seeded scenario families, baselines and the exhaustive best;
+# report, plots and target figures in build/evaluation (not part of `make test`, whose
+# tests/evaluation runs a three-configuration smoke version).
+.PHONY: evaluate
+evaluate: $(STAMP) lab
+	$(PY) benchmarks/evaluate.py
 
 bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py

@@ -1,0 +1,131 @@
+"""From the lab's vCenter counters to Basil's snapshot, with the core's own public types and models.
+
+The quantities are those the service collects (basil.vcenter.perf, basil.app.modelling): per host
+and datastore the read-side ``datastore.*`` counters (OIO, latency in whole ms, IOPS, IO size) as
+device samples, per virtual disk OIO, IO size, read % and random % (from the seek histogram) as
+workload samples. Every measured interval so far is kept, as the service's 24 h window would.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from basil.core.device_model import DeviceSample
+from basil.core.snapshot import Datastore, Disk, Snapshot
+from basil.core.workload_model import WorkloadSample
+
+from .labtool import Placement
+
+
+@dataclass(slots=True)
+class Observations:
+    """Everything vCenter reported for a pod so far: samples per datastore and per disk."""
+
+    device: dict[str, list[DeviceSample]] = field(default_factory=lambda: defaultdict(list))
+    workload: dict[str, list[WorkloadSample]] = field(default_factory=lambda: defaultdict(list))
+    iops: dict[str, float] = field(default_factory=dict)  # per disk, mean over the latest window
+    now: float = 0.0
+
+    def add(self, measured: dict[str, Any]) -> None:
+        """Add one measurement's intervals (the answer of ``LabTool.measure``)."""
+        iops_sum: dict[str, float] = defaultdict(float)
+        intervals = measured["intervals"]
+        for interval in intervals:
+            t = float(interval["time"])
+            self.now = max(self.now, t)
+            for h in interval["hosts"]:
+                reads = h["read_iops"]
+                self.device[h["datastore"]].append(
+                    DeviceSample(
+                        host=h["host"],
+                        oio=float(h["read_oio"]),
+                        latency_ms=float(h["read_latency_ms"]),
+                        iops=float(reads),
+                        io_size_kb=h["read_kbps"] / reads if reads else 0.0,
+                        seq_pct=0.0,  # not measured per datastore; the service leaves it to the size filter
+                        time=t,
+                    )
+                )
+            for d in interval["disks"]:
+                total = d["read_iops"] + d["write_iops"]
+                iops_sum[d["id"]] += total
+                seeks = d["small_seeks"] + d["medium_seeks"] + d["large_seeks"]
+                if total <= 0 or seeks <= 0:
+                    continue  # an idle interval says nothing of the workload's shape
+                self.workload[d["id"]].append(
+                    WorkloadSample(
+                        oio=float(d["read_oio"] + d["write_oio"]),
+                        io_size_kb=(d["read_kbps"] + d["write_kbps"]) / total,
+                        read_pct=100.0 * d["read_iops"] / total,
+                        random_pct=100.0 * (d["medium_seeks"] + d["large_seeks"]) / seeks,
+                        time=t,
+                    )
+                )
+        n = max(1, len(intervals))
+        self.iops = {disk: s / n for disk, s in iops_sum.items()}
+
+
+def snapshot(description: dict[str, Any], placement: Placement, seen: Observations) -> Snapshot:
+    """Basil's snapshot of the pod, disks where *placement* says (the others where the scenario put them)."""
+    where = {d["id"]: placement.get(d["id"], d["datastore"]) for d in description["disks"]}
+    used: dict[str, float] = defaultdict(float)
+    for d in description["disks"]:
+        used[where[d["id"]]] += d["size_gb"]
+    pod = description["pod"]
+    stores = tuple(
+        Datastore(
+            name=s["name"],
+            capacity_gb=s["capacity_gb"],
+            free_gb=max(0.0, s["capacity_gb"] - s["fixed_gb"] - used[s["name"]]),
+            hosts=frozenset(s["hosts"]),
+            maintenance=s["maintenance"],
+            samples=tuple(seen.device.get(s["name"], ())),
+            pod=pod,
+        )
+        for s in description["datastores"]
+    )
+    disks = []
+    for d in description["disks"]:
+        samples = tuple(seen.workload.get(d["id"], ()))
+        if not samples:
+            continue  # never active while measured: nothing to balance, L is unknown
+        disks.append(
+            Disk(
+                id=d["id"],
+                vm=d["vm"],
+                datastore=where[d["id"]],
+                size_gb=d["size_gb"],
+                hosts=frozenset({d["host"]}),
+                samples=samples,
+                iops=seen.iops.get(d["id"]),
+            )
+        )
+    return Snapshot(datastores=stores, disks=tuple(disks), now=seen.now)
+
+
+def datastore_latency_us(measured: dict[str, Any], where: Placement) -> dict[str, float]:
+    """Per datastore, the measured read latency (µs) of its disks over a window, IOPS-weighted.
+
+    Read from the disks' ``virtualDisk.readLatencyUS``: the datastore's own latency counter is in
+    whole milliseconds, too coarse to judge a prediction on flash.
+    """
+    lat: dict[str, float] = defaultdict(float)
+    iops: dict[str, float] = defaultdict(float)
+    for interval in measured["intervals"]:
+        for d in interval["disks"]:
+            ds = where[d["id"]]
+            lat[ds] += d["read_iops"] * d["read_latency_us"]
+            iops[ds] += d["read_iops"]
+    return {ds: lat[ds] / iops[ds] for ds in iops if iops[ds] > 0}
+
+
+def read_oio(measured: dict[str, Any]) -> dict[str, float]:
+    """Per disk, its mean outstanding reads over a window."""
+    total: dict[str, float] = defaultdict(float)
+    intervals = measured["intervals"]
+    for interval in intervals:
+        for d in interval["disks"]:
+            total[d["id"]] += d["read_oio"]
+    return {k: v / max(1, len(intervals)) for k, v in total.items()}
