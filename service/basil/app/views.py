@@ -805,6 +805,10 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
                 "last_collection": iso(link.last_collection),
                 "last_error": link.last_error or None,
                 "last_error_at": iso(link.last_error_at),
+                # Every job failing on this vCenter now (cleared when the job succeeds again).
+                "problems": [p.to_dict() for p in link.problem_list()],
+                "next_attempt": iso(link.next_attempt),
+                "tags": "on" if link.tags_enabled else "off",
             }
         )
     return out
@@ -818,17 +822,35 @@ def health(svc: Service) -> dict[str, Any]:
     except BasilError:
         store_ok = False
     vcs = [
-        {"name": v["name"], "connected": v["connected"], "last_collection": v["last_collection"]}
+        {
+            "name": v["name"],
+            "connected": v["connected"],
+            "last_collection": v["last_collection"],
+            "problems": v["problems"],
+            "next_attempt": v["next_attempt"],
+        }
         for v in vcenters(svc)
     ]
+    # What degrades the service: a vCenter that is down, a job failing on one (collection,
+    # inventory, tags, models), pods that overlap. Each names its vCenter, job and error.
+    problems = [{"vcenter": v["name"], **p} for v in vcs for p in v["problems"]]
+    problems += [
+        {"vcenter": v["name"], "job": "connect", "error": "not connected", "at": None}
+        for v in vcs
+        if not v["connected"] and not any(p["job"] == "connect" for p in v["problems"])
+    ]
+    with svc._lock:
+        overlaps = list(svc.pod_overlaps)
+    problems += [{"vcenter": None, "job": "inventory", "error": text, "at": None} for text in overlaps]
     running = svc.scheduler is not None and svc.scheduler.running
-    ok = store_ok and all(v["connected"] for v in vcs)
+    ok = store_ok and not problems
     return {
         "status": "ok" if ok else "degraded",
         "version": __version__,
         "scheduler": "running" if running else "stopped",
         "store": "ok" if store_ok else "unavailable",
         "vcenters": vcs,
+        "problems": problems,
     }
 
 
@@ -864,5 +886,11 @@ def metrics_text(svc: Service) -> str:
     gauges += [
         ("basil_vcenter_connected", {"vcenter": n}, 1.0 if link.connected else 0.0)
         for n, link in svc.links.items()
+    ]
+    # 1 per job failing on a vCenter now, so an alert can say which (0 series are not written).
+    gauges += [
+        ("basil_vcenter_job_failing", {"vcenter": n, "job": p.job}, 1.0)
+        for n, link in svc.links.items()
+        for p in link.problem_list()
     ]
     return svc.counters.render(gauges)

@@ -405,6 +405,16 @@ class VCenterConnection:
         self._count_request()
 
     @property
+    def generation(self) -> int:
+        """How many times this connection has logged in again since :meth:`connect` (0 at first).
+
+        Whatever vCenter binds to a session (PropertyCollectors and their filters, container
+        views, an update version) is gone after a re-login; its holders compare this number with
+        the one they were built under and build again.
+        """
+        return self._generation
+
+    @property
     def requests_made(self) -> int:
         """SOAP requests sent so far (including retries and logins)."""
         return self._requests

@@ -1,0 +1,117 @@
+"""Each lab fault injected while the service is idle (no plan applying): health turns degraded while
+the fault lasts and names the vCenter, the job and the error; it clears when the job succeeds again;
+collection resumes with no gap beyond the fault (issue 12, items 1 and 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.faults.conftest import (
+    ServiceFactory,
+    assert_degraded,
+    assert_healthy,
+    assert_no_gap,
+    collect,
+    run,
+)
+from tests.vcenter.labproc import LabProcess
+
+pytestmark = pytest.mark.lab
+
+
+def test_session_loss_is_survived_without_a_gap(lab: LabProcess, service: ServiceFactory) -> None:
+    svc = service(lab)
+    collect(svc)
+    assert_healthy(svc)
+    lab.control("POST", "faults/session-loss")
+    lab.step(3)
+    collect(svc)  # the session-bound collector of the inventory is rebuilt on the new session
+    link = svc.links["lab"]
+    assert link.conn is not None
+    assert link.conn.generation == 1
+    assert link.watcher_rebuilds == 1
+    model = run(svc, "model")
+    assert model["outcome"] == "succeeded", model
+    assert_healthy(svc)
+    assert_no_gap(svc, lab)
+    # Twice more: every loss is one more re-login, nothing accumulates.
+    for _ in range(2):
+        lab.control("POST", "faults/session-loss")
+        lab.step(1)
+        collect(svc)
+    assert link.conn.generation == 3
+    assert_no_gap(svc, lab)
+    assert_healthy(svc)
+
+
+def test_a_failing_perf_manager_degrades_health_until_collection_works(
+    lab: LabProcess, service: ServiceFactory
+) -> None:
+    svc = service(lab)
+    collect(svc)
+    lab.control(
+        "POST", "faults/rules", {"method": "QueryPerf", "fault": "SystemError", "message": "perf down"}
+    )
+    lab.step(2)
+    failed = run(svc, "collect")
+    assert failed["outcome"] == "failed", failed
+    assert_degraded(svc, "collect", "perf down")
+    (vc,) = svc.vcenters()
+    assert vc["last_error"]
+    assert "perf down" in vc["last_error"]
+    assert 'basil_vcenter_job_failing{job="collect",vcenter="lab"} 1' in svc.metrics()
+    lab.control("DELETE", "faults")
+    lab.step(1)
+    collect(svc)  # catches up the intervals the fault hid
+    assert_healthy(svc)
+    assert "basil_vcenter_job_failing{" not in svc.metrics()
+    assert_no_gap(svc, lab)
+
+
+def test_a_failing_inventory_read_degrades_health_until_it_works(
+    lab: LabProcess, service: ServiceFactory
+) -> None:
+    svc = service(lab)
+    collect(svc)
+    lab.control(
+        "POST", "faults/rules", {"method": "WaitForUpdatesEx", "fault": "SystemError", "message": "pc down"}
+    )
+    failed = run(svc, "inventory")
+    assert failed["outcome"] == "failed", failed
+    assert_degraded(svc, "inventory", "pc down")
+    lab.control("DELETE", "faults")
+    again = run(svc, "inventory")
+    assert again["outcome"] == "succeeded", again
+    assert_healthy(svc)
+    lab.step(2)
+    collect(svc)
+    assert_no_gap(svc, lab)
+
+
+def test_added_latency_slows_but_does_not_break_collection(lab: LabProcess, service: ServiceFactory) -> None:
+    svc = service(lab)
+    collect(svc)
+    lab.control("PUT", "faults/latency", {"ms": 200})
+    lab.step(2)
+    collect(svc)
+    run(svc, "inventory")
+    assert_healthy(svc)
+    lab.control("DELETE", "faults")
+    assert_no_gap(svc, lab)
+
+
+def test_an_inaccessible_datastore_keeps_the_others_collected(
+    lab: LabProcess, service: ServiceFactory
+) -> None:
+    svc = service(lab)
+    collect(svc)
+    lab.control("POST", "faults/datastore", {"datastore": "3diskLUN", "accessible": False})
+    lab.step(2)
+    collect(svc)
+    inv = svc.inventory("lab")
+    assert not inv.datastore_by_name("3diskLUN").accessible
+    lab.control("DELETE", "faults")
+    lab.step(1)
+    collect(svc)
+    assert inv.datastore_by_name("9diskLUN").accessible
+    assert_healthy(svc)
