@@ -572,15 +572,28 @@ def fetch_server_thumbprint(server: str, timeout_s: float = 10.0, length: int = 
 
     For an administrator who wants to pin a self-signed vCenter: compare it out of band first.
     """
-    host, port = ConnectionParams(server, session_cookie="-").host_port()
+    try:
+        host, port = ConnectionParams(server, session_cookie="-").host_port()
+    except ValueError as err:
+        raise VCenterConnectionError(f"{server}: {err}") from None
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    with (
-        socket.create_connection((host, port), timeout=timeout_s) as sock,
-        ctx.wrap_socket(sock, server_hostname=host) as tls,
-    ):
-        der = tls.getpeercert(binary_form=True)
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+    except OSError as err:
+        raise VCenterConnectionError(f"cannot reach {server}: {err.strerror or err}") from None
+    try:
+        with sock, ctx.wrap_socket(sock, server_hostname=host) as tls:
+            der = tls.getpeercert(binary_form=True)
+    except ssl.SSLError as err:
+        # A plain-HTTP port answers the ClientHello with an HTTP error page, which the TLS layer
+        # reads as a record of an unknown version.
+        if err.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "UNKNOWN_PROTOCOL", "HTTP_REQUEST"):
+            raise VCenterTLSError(f"{server} does not speak TLS on port {port} (plain HTTP?)") from None
+        raise VCenterTLSError(f"no TLS handshake with {server}: {err.reason or err}") from None
+    except OSError as err:
+        raise VCenterConnectionError(f"{server} closed the connection: {err.strerror or err}") from None
     if der is None:
         raise VCenterTLSError(f"{server} presented no certificate")
     return certificate_thumbprint(der, length)

@@ -157,11 +157,18 @@ def retrieve_raw(conn: VCenterConnection, page_size: int = PAGE_SIZE) -> RawStor
 def fetch_inventory(
     conn: VCenterConnection, *, with_tags: bool = True, page_size: int = PAGE_SIZE
 ) -> Inventory:
-    """The whole inventory of *conn*'s vCenter, tags included unless *with_tags* is false."""
+    """The whole inventory of *conn*'s vCenter, tags included unless *with_tags* is false.
+
+    Tags that cannot be read leave the inventory without tags and say why in ``tags_error``.
+    """
     raw = retrieve_raw(conn, page_size)
     inv = build_inventory(conn.server, raw)
     if with_tags:
-        categories, tags, assignments = read_tags(conn)
+        try:
+            categories, tags, assignments = read_tags(conn)
+        except VCenterError as err:
+            log.warning("tags of %s: %s", conn.server, err.message)
+            return replace(inv, tags_error=err.message)
         inv = replace(inv, categories=categories, tags=tags, tag_assignments=assignments)
     return inv
 

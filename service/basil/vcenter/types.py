@@ -296,6 +296,7 @@ class Inventory:
             "categories": [asdict(x) for x in self.categories.values()],
             "tags": [asdict(x) for x in self.tags.values()],
             "tag_assignments": {k: list(v) for k, v in self.tag_assignments.items()},
+            "tags_error": self.tags_error or None,
         }
 
     @classmethod
