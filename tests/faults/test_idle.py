@@ -115,3 +115,31 @@ def test_an_inaccessible_datastore_keeps_the_others_collected(
     collect(svc)
     assert inv.datastore_by_name("9diskLUN").accessible
     assert_healthy(svc)
+
+
+def test_jobs_with_nothing_to_work_with_say_so(lab: LabProcess, service: ServiceFactory) -> None:
+    svc = service(lab)
+    model = run(svc, "model")
+    assert model["outcome"] == "skipped", model
+    assert "no samples yet" in model["message"]
+
+
+def test_a_vcenter_that_cannot_be_reached_degrades_health_and_skips_recommending(
+    lab: LabProcess, service: ServiceFactory
+) -> None:
+    from tests.ports import free_port  # noqa: PLC0415
+
+    closed = f"127.0.0.1:{free_port()}"
+    svc = service(lab, params_factory=lambda _vc: lab.connection_params(server=closed, retries=0))
+    collect_run = run(svc, "collect")
+    assert collect_run["outcome"] == "failed", collect_run
+    recommend = run(svc, "recommend")
+    assert recommend["outcome"] == "skipped", recommend
+    assert "no pod could be resolved" in recommend["message"]
+    health = svc.health()
+    assert health["status"] == "degraded"
+    assert {p["job"] for p in health["problems"]} == {"connect", "collect"}
+    assert all(p["vcenter"] == "lab" for p in health["problems"])
+    (vc,) = svc.vcenters()
+    assert vc["next_attempt"] is not None
+    assert not vc["connected"]

@@ -219,6 +219,44 @@ class _FingerprintAdapter(HTTPAdapter):
         super().init_poolmanager(*args, **kwargs)
 
 
+class _PinnedSession(requests.Session):
+    """A requests session whose HTTPS adapter checks the pinned thumbprint, and keeps doing so.
+
+    The Automation SDK mounts plain adapters of its own on the session it is given (to size its
+    pool), which would drop the pin and leave an unverified connection (urllib3 warns about each
+    request): HTTPS adapters mounted later are refused and the pinned one stays.
+    """
+
+    def __init__(self, fingerprint: str) -> None:
+        super().__init__()
+        self.verify = False  # the pin replaces CA verification (a pinned vCenter is self-signed)
+        super().mount("https://", _FingerprintAdapter(fingerprint))
+
+    def mount(self, prefix: str, adapter: Any) -> None:
+        if prefix.lower().startswith("https"):
+            log.debug("keeping the pinned HTTPS adapter instead of a %s", type(adapter).__name__)
+            return
+        super().mount(prefix, adapter)
+
+
+def pinned_or_plain_session(tls: TLSOptions) -> requests.Session:
+    """A requests session that trusts the server as *tls* says (pin, CA bundle, system CAs or, asked
+    for explicitly, nothing)."""
+    session = _PinnedSession(tls.pinned) if tls.pinned is not None else requests.Session()
+    # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override session.verify, which would
+    # silently swap the trust chosen here; the SOAP side ignores the environment too.
+    session.trust_env = False
+    if tls.pinned is None:
+        if not tls.verify:
+            session.verify = False
+            # Asked for explicitly and already warned about once per connection; urllib3 would
+            # otherwise warn on every request.
+            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+        elif tls.ca_bundle is not None:
+            session.verify = tls.ca_bundle
+    return session
+
+
 class _ResilientStub(SoapAdapter.StubAdapterBase):  # type: ignore[misc]
     """The stub all managed objects are bound to: counting, re-login, bounded retries."""
 
@@ -436,22 +474,7 @@ class VCenterConnection:
 
     def http_session(self) -> requests.Session:
         """A requests session with the same TLS rules, for the vSphere Automation (REST/JSON-RPC) API."""
-        session = requests.Session()
-        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override session.verify, which would
-        # silently swap the trust chosen here; the SOAP side ignores the environment too.
-        session.trust_env = False
-        tls = self.params.tls
-        if tls.pinned is not None:
-            session.verify = False
-            session.mount("https://", _FingerprintAdapter(tls.pinned))
-        elif not tls.verify:
-            session.verify = False
-            # Asked for explicitly and already warned about once per connection; urllib3 would
-            # otherwise warn on every request.
-            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
-        elif tls.ca_bundle is not None:
-            session.verify = tls.ca_bundle
-        return session
+        return pinned_or_plain_session(self.params.tls)
 
     @contextmanager
     def translate(self, doing: str) -> Iterator[None]:
