@@ -456,8 +456,9 @@ func (f *Front) setSettings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body struct {
-		MaxQueryMetrics    *int64 `json:"max_query_metrics"`
-		CapRealtimeQueries *bool  `json:"cap_realtime_queries"`
+		MaxQueryMetrics       *int64 `json:"max_query_metrics"`
+		CapRealtimeQueries    *bool  `json:"cap_realtime_queries"`
+		DropServerCertificate *bool  `json:"drop_server_certificate"`
 	}
 	if err := decode(r, &body); err != nil {
 		return err
@@ -467,6 +468,9 @@ func (f *Front) setSettings(w http.ResponseWriter, r *http.Request) error {
 	}
 	if body.CapRealtimeQueries != nil {
 		lab.SetCapRealtimeQueries(*body.CapRealtimeQueries)
+	}
+	if body.DropServerCertificate != nil {
+		lab.SetDropServerCertificate(*body.DropServerCertificate)
 	}
 	writeJSON(w, http.StatusOK, lab.CurrentSettings())
 	return nil

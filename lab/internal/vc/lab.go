@@ -85,6 +85,7 @@ type Lab struct {
 
 	maxQueryMetrics atomic.Int64 // -1 = unlimited
 	capRealtime     atomic.Bool
+	dropServerCert  atomic.Bool
 	faults          faultInjector
 	latency         atomic.Int64 // added latency on every vSphere API call, in nanoseconds
 	podRefresh      atomic.Bool
