@@ -18,7 +18,13 @@ from typing import Any
 
 from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
-from basil.vcenter.errors import PostcheckFailedError, VCenterError, VCenterTimeoutError, error_from_fault
+from basil.vcenter.errors import (
+    PostcheckFailedError,
+    VCenterError,
+    VCenterNotFoundError,
+    VCenterTimeoutError,
+    error_from_fault,
+)
 from basil.vcenter.inventory import disks_of
 from basil.vcenter.types import Datastore, Inventory, IOAllocation, IORMConfig, VirtualDisk, VirtualMachine
 
@@ -95,22 +101,33 @@ def follow_task(
     so the wait costs one request per change instead of a poll loop.
     """
     deadline = time.monotonic() + timeout_s
-    with conn.translate(f"{doing}: following {task._moId}"):
-        pc = conn.content.propertyCollector.CreatePropertyCollector()
-    try:
-        spec = vmodl.query.PropertyCollector.FilterSpec(
-            objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=task, skip=False)],
-            propSet=[
-                vmodl.query.PropertyCollector.PropertySpec(
-                    type=vim.Task, pathSet=["info.state", "info.progress", "info.error"]
-                )
-            ],
-        )
+    spec = vmodl.query.PropertyCollector.FilterSpec(
+        objectSet=[vmodl.query.PropertyCollector.ObjectSpec(obj=task, skip=False)],
+        propSet=[
+            vmodl.query.PropertyCollector.PropertySpec(
+                type=vim.Task, pathSet=["info.state", "info.progress", "info.error"]
+            )
+        ],
+    )
+
+    def watch() -> tuple[Any, int]:
+        """A collector with the task's filter, on the current session (and that session's generation)."""
+        generation = conn.generation
         with conn.translate(f"{doing}: following {task._moId}"):
-            pc.CreateFilter(spec=spec, partialUpdates=False)
+            collector = conn.content.propertyCollector.CreatePropertyCollector()
+            collector.CreateFilter(spec=spec, partialUpdates=False)
+        return collector, generation
+
+    pc, generation = watch()
+    try:
         version = ""
         seen = _TaskState()
         while seen.state not in ("success", "error"):
+            if conn.generation != generation:
+                # The session was renewed: the collector died with the old one. A new one reports
+                # the task's whole state again (its first update), so nothing is missed.
+                pc, generation = watch()
+                version = ""
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise VCenterTimeoutError(
@@ -119,8 +136,13 @@ def follow_task(
             options = vmodl.query.PropertyCollector.WaitOptions(
                 maxWaitSeconds=int(min(60, max(1, remaining)))
             )
-            with conn.translate(f"{doing}: following {task._moId}"):
-                update = pc.WaitForUpdatesEx(version=version, options=options)
+            try:
+                with conn.translate(f"{doing}: following {task._moId}"):
+                    update = pc.WaitForUpdatesEx(version=version, options=options)
+            except VCenterNotFoundError:
+                if conn.generation == generation:
+                    raise
+                continue  # the session was lost while waiting: a new collector, above
             if update is not None:
                 version = update.version
                 seen.apply(update, on_progress)
@@ -133,7 +155,8 @@ def follow_task(
         return TaskOutcome(task=task._moId, state="success")
     finally:
         try:
-            pc.DestroyPropertyCollector()
+            if conn.generation == generation:  # else it died with its session
+                pc.DestroyPropertyCollector()
         except (vmodl.MethodFault, VCenterError) as err:
             log.debug("destroying the task collector: %s", err)
 
