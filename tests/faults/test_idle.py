@@ -12,6 +12,7 @@ from tests.faults.conftest import (
     assert_healthy,
     assert_no_gap,
     collect,
+    problems,
     run,
 )
 from tests.vcenter.labproc import LabProcess
@@ -143,3 +144,20 @@ def test_a_vcenter_that_cannot_be_reached_degrades_health_and_skips_recommending
     (vc,) = svc.vcenters()
     assert vc["next_attempt"] is not None
     assert not vc["connected"]
+
+
+def test_an_automation_api_answering_503_degrades_only_tags(lab: LabProcess, service: ServiceFactory) -> None:
+    lab.control("PUT", "faults/automation", {"status": 503})
+    svc = service(lab)  # starts and connects: no pod of this configuration uses tags
+    assert svc.links["lab"].connected
+    assert_degraded(svc, "tags", "reading tags on")
+    collect(svc)
+    inventory = run(svc, "inventory")
+    assert inventory["outcome"] == "succeeded", inventory
+    assert_degraded(svc, "tags", "reading tags on")
+    assert {p["job"] for p in problems(svc)} == {"tags"}
+    lab.control("DELETE", "faults")
+    again = run(svc, "inventory")
+    assert again["outcome"] == "succeeded", again
+    assert_healthy(svc)
+    assert svc.inventory("lab", refresh=False).tags  # read again once the API serves

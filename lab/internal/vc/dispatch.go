@@ -107,6 +107,9 @@ func (l *Lab) newHandler(sim *http.ServeMux) http.Handler {
 		if d := time.Duration(l.latency.Load()); d > 0 {
 			time.Sleep(d)
 		}
+		if l.automationDown(w, r) {
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
 }

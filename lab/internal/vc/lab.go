@@ -88,6 +88,7 @@ type Lab struct {
 	dropServerCert  atomic.Bool
 	faults          faultInjector
 	latency         atomic.Int64 // added latency on every vSphere API call, in nanoseconds
+	automation      atomic.Int64 // HTTP status the Automation API answers every call with (0: serves)
 	podRefresh      atomic.Bool
 	closed          atomic.Bool
 }
