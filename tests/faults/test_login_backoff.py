@@ -79,3 +79,26 @@ def test_the_next_attempt_is_shown_and_cleared_by_a_success(lab: LabProcess, ser
     assert vc["problems"] == []
     link.close()
     svc.links["lab"] = good
+
+
+def test_a_refused_re_login_drops_the_session_behind_the_back_off(
+    lab: LabProcess, service: ServiceFactory
+) -> None:
+    import dataclasses  # noqa: PLC0415
+
+    svc = service(lab)
+    link = svc.links["lab"]
+    assert link.conn is not None
+    # The password was changed in SSO while Basil ran: its session is lost and logging in again fails.
+    link.conn.params = dataclasses.replace(link.conn.params, password="changed-meanwhile")
+    lab.control("POST", "faults/session-loss")
+    failed = svc.run_job("collect")
+    assert failed["outcome"] == "failed", failed
+    assert not link.connected
+    assert link.next_attempt is not None
+    attempts = link.attempts
+    again = svc.run_job("collect")  # within the back-off: vCenter is not asked to log in again
+    assert again["outcome"] == "failed", again
+    assert "is not tried again before" in again["message"]
+    assert link.attempts == attempts
+    assert {p["job"] for p in svc.health()["problems"]} == {"connect", "collect"}

@@ -432,6 +432,7 @@ class Service:
                 self.counters.inc("basil_collections_total", vcenter=name, outcome="failed")
                 self.counters.inc("basil_vcenter_errors_total", vcenter=name)
                 link.job_failed("collect", err.message)
+                link.note_error(err)  # a refused re-login drops the session, behind the back-off
                 problems.append(f"{name}: {err.message}")
                 continue
             link.job_succeeded("collect")

@@ -203,6 +203,11 @@ class VCenterLink:
         else:
             self.job_succeeded("tags")
 
+    def note_error(self, err: BasilError) -> None:
+        """What a caller outside :meth:`call` does with a vCenter error it caught: the same as inside."""
+        if isinstance(err, VCenterAuthenticationError):
+            self._failed(err)
+
     def _failed(self, err: BasilError) -> None:
         """A vCenter error in a call: counted; a refused login drops the session (see :meth:`connect`)."""
         self.errors += 1
