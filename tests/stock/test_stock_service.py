@@ -75,3 +75,18 @@ def test_instance_star_is_not_stored_as_a_disk(stock_service: StockService) -> N
         instances = set(session.scalars(select(Disk.instance)))
     assert "*" not in instances
     assert all(i.startswith(("scsi", "ide", "sata", "nvme")) for i in instances), instances
+
+
+def test_a_session_loss_on_the_stock_model_is_survived(
+    stock: LabInstance, stock_service: StockService
+) -> None:
+    svc = stock_service(tags=False)
+    first = svc.run_job("collect")
+    assert first["outcome"] == "succeeded", first
+    assert stock.control("POST", "faults/session-loss")["sessions"] >= 1
+    again = svc.run_job("collect")
+    assert again["outcome"] == "succeeded", again
+    link = svc.links["stock"]
+    assert link.conn is not None
+    assert link.conn.generation == 1
+    assert svc.health()["status"] == "ok", svc.health()
