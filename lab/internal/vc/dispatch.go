@@ -234,20 +234,25 @@ func fillRefs(ctx *simulator.Context, fault types.BaseMethodFault, this types.Ma
 // property read through without a session and answers it with nothing, which would hide a lost
 // session from a client; vCenter answers NotAuthenticated.
 func sessionlessRead(method *simulator.Method) bool {
-	var specs []types.PropertyFilterSpec
 	switch method.Name {
-	case "RetrieveProperties":
-		if b, ok := method.Body.(*types.RetrieveProperties); ok {
-			specs = b.SpecSet
-		}
-	case "RetrievePropertiesEx":
-		if b, ok := method.Body.(*types.RetrievePropertiesEx); ok {
-			specs = b.SpecSet
-		}
+	case "RetrieveProperties", "RetrievePropertiesEx":
 	case "Fetch":
 		return sessionlessObject(method.This)
 	default:
 		return true // the simulator decides (logins pass, everything else is NotAuthenticated)
+	}
+	// The body is the request type decoded from the envelope; its specs are read by name, whatever
+	// the wrapper the simulator decoded it into.
+	v := reflect.ValueOf(method.Body)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	specs, ok := v.FieldByName("SpecSet").Interface().([]types.PropertyFilterSpec)
+	if !ok || len(specs) == 0 {
+		return false
 	}
 	for _, spec := range specs {
 		for _, o := range spec.ObjectSet {
@@ -256,7 +261,7 @@ func sessionlessRead(method *simulator.Method) bool {
 			}
 		}
 	}
-	return len(specs) > 0
+	return true
 }
 
 func sessionlessObject(ref types.ManagedObjectReference) bool {
