@@ -90,3 +90,21 @@ def test_a_session_loss_on_the_stock_model_is_survived(
     assert link.conn is not None
     assert link.conn.generation == 1
     assert svc.health()["status"] == "ok", svc.health()
+
+
+def test_a_pod_that_excludes_by_tag_is_not_balanced_blind(stock_service: StockService) -> None:
+    from basil.app.actor import SYSTEM  # noqa: PLC0415
+    from basil.config.schema import BalanceConfig  # noqa: PLC0415
+    from basil.errors import VCenterError  # noqa: PLC0415
+
+    pod = PodConfig(
+        name="local",
+        vcenter="stock",
+        datastores=("LocalDS_0",),
+        balance=BalanceConfig(exclude_tag="keep/here"),
+    )
+    svc = stock_service(pods=(pod,))
+    with pytest.raises(
+        VCenterError, match=r"VMs tagged keep/here must not be moved, and tags cannot be read"
+    ):
+        svc.recommend_now("local", SYSTEM)
