@@ -447,7 +447,11 @@ class InventoryWatcher:
         session still lives); the result is one version higher and keeps the tags read last."""
         old = self.inventory
         self._discard()
-        self._open()
+        try:
+            self._open()
+        except VCenterError:
+            self._discard()  # nothing half-built is polled; the next poll starts over
+            raise
         self.rebuilds += 1
         inv = build_inventory(old.server, self._raw, version=old.version + 1)
         inv = replace(
@@ -472,6 +476,8 @@ class InventoryWatcher:
         After a re-login the collector of the lost session is gone: the inventory is read again in
         full on the new one (see :meth:`rebuild`).
         """
+        if self._collector is None:  # a re-read failed half-way: start over
+            return self.rebuild()
         if self._conn.generation != self._generation:
             log.info("inventory of %s: the session was renewed; reading it again", self._conn.server)
             return self.rebuild()
