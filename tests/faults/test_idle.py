@@ -114,10 +114,11 @@ def test_an_inaccessible_datastore_keeps_the_others_collected(
     collect(svc)
     inv = svc.inventory("lab")
     assert not inv.datastore_by_name("3diskLUN").accessible
+    assert_degraded(svc, "inventory", "datastore 3diskLUN of pod basil-pod is inaccessible")
     lab.control("DELETE", "faults")
     lab.step(1)
     collect(svc)
-    assert inv.datastore_by_name("9diskLUN").accessible
+    assert svc.inventory("lab").datastore_by_name("3diskLUN").accessible
     assert_healthy(svc)
 
 

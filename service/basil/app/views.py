@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
-from basil.app.pods import ResolvedPod, pod_of_datastore
+from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
 from basil.app.recommendation import Round
 from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.core.normalized_load import imbalance, resolve_models
@@ -814,6 +814,23 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
     return out
 
 
+def _inaccessible_pod_datastores(svc: Service) -> list[dict[str, Any]]:
+    """A pod datastore whose paths are all down (as last polled): the pod cannot balance onto it."""
+    out: list[dict[str, Any]] = []
+    for config in svc.config.pods:
+        link = svc.links.get(config.vcenter)
+        inventory = link.last_inventory if link is not None else None  # never connects, never waits
+        if inventory is None:
+            continue
+        pod = resolve_pod(config, inventory)
+        for moid in pod.datastores:
+            ds = inventory.datastores.get(moid)
+            if ds is not None and not ds.accessible:
+                error = f"datastore {ds.name} of pod {pod.name} is inaccessible"
+                out.append({"vcenter": pod.vcenter, "job": "inventory", "error": error, "at": None})
+    return out
+
+
 def health(svc: Service) -> dict[str, Any]:
     store_ok = True
     try:
@@ -842,6 +859,7 @@ def health(svc: Service) -> dict[str, Any]:
     with svc._lock:
         overlaps = list(svc.pod_overlaps)
     problems += [{"vcenter": None, "job": "inventory", "error": text, "at": None} for text in overlaps]
+    problems += _inaccessible_pod_datastores(svc)
     running = svc.scheduler is not None and svc.scheduler.running
     ok = store_ok and not problems
     return {
