@@ -279,3 +279,21 @@ def test_candidate_order_is_one_of_the_balancers(tmp_path: Path, order: str, hin
     assert f"'{order}' is not a candidate order" in message
     assert "load_per_gb, least_disturbance" in message
     assert hint in message
+
+
+def test_tags_off_for_a_vcenter_refuses_what_needs_them(tmp_path: Path) -> None:
+    text = """
+vcenters:
+  - {name: vc, server: vc.example.com, user: basil, password_env: PW, tags: false}
+pods:
+  - {name: gold, vcenter: vc, tag: tier/gold}
+  - {name: list, vcenter: vc, datastores: [ds1], balance: {exclude_tag: keep/here}}
+  - {name: fine, vcenter: vc, datastores: [ds2]}
+"""
+    found = problems_of(write(tmp_path, text))
+    assert "needs tags, which are off for vCenter 'vc' (vcenters[0].tags)" in found["pods[0].tag"]
+    assert "needs tags" in found["pods[1].balance.exclude_tag"]
+    assert not any(key.startswith("pods[2]") for key in found)
+    on = text.replace("tags: false", "tags: true")
+    config = load_config(write(tmp_path, on), env={})
+    assert config.vcenters[0].tags
