@@ -165,3 +165,15 @@ def test_an_automation_api_answering_503_degrades_only_tags(lab: LabProcess, ser
     assert again["outcome"] == "succeeded", again
     assert_healthy(svc)
     assert svc.inventory("lab", refresh=False).tags  # read again once the API serves
+
+
+def test_an_unchanged_inventory_is_not_stored_again(lab: LabProcess, service: ServiceFactory) -> None:
+    svc = service(lab)
+    first = run(svc, "inventory")
+    assert first["outcome"] == "succeeded", first
+    assert "saved_version" in first["details"]["vcenters"]["lab"]
+    again = run(svc, "inventory")  # read in full again, tags too: nothing differs
+    assert again["details"]["vcenters"]["lab"] == {"unchanged": True}
+    lab.control("POST", "faults/datastore", {"datastore": "os-lun", "accessible": False})
+    changed = run(svc, "inventory")
+    assert "saved_version" in changed["details"]["vcenters"]["lab"]

@@ -500,7 +500,11 @@ class InventoryWatcher:
         return inv
 
     def refresh_tags(self) -> Inventory:
-        inv = self._with_fresh_tags(self.inventory)
+        """Read the tags again; the inventory gets a new version only when they changed."""
+        old = self.inventory
+        inv = self._with_fresh_tags(old)
+        if inv == old:
+            return old
         self._inventory = replace(inv, version=inv.version + 1, fetched_at=datetime.now(UTC))
         return self._inventory
 
