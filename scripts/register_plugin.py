@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import click
 
 from basil.cli.vcenter import connection_options
-from basil.errors import BasilError, NotFoundError, Problem, raise_if_problems
+from basil.errors import BasilError, NotFoundError, Problem, ValidationError, raise_if_problems
 
 CLIENT_TYPE = "vsphere-client-remote"
 DEFAULT_KEY = "io.basil.vsphere.plugin"
@@ -128,8 +128,17 @@ class PluginRegistration:
         )
 
     def matches(self, existing: Any) -> bool:
-        """Whether a registered extension already is this registration (so nothing needs doing)."""
-        return summarize(existing) == self.summary_dict()
+        """Whether a registered extension already is this registration (so nothing needs doing).
+
+        A vCenter older than 8.0.2 keeps no server certificate (the field came with 8.0.2); one it
+        dropped is not a difference: the thumbprint, which it keeps, pins the same certificate.
+        """
+        found = summarize(existing)
+        wanted = self.summary_dict()
+        for have, want in zip(found["servers"], wanted["servers"], strict=False):
+            if have.get("certificate") is None:
+                want["certificate"] = None
+        return found == wanted
 
     def summary_dict(self) -> dict[str, Any]:
         return {
@@ -170,6 +179,39 @@ def summarize(ext: Any) -> dict[str, Any]:
             for s in ext.server or []
         ],
     }
+
+
+def check_manifest(reg: PluginRegistration, timeout_s: float = 15.0) -> None:
+    """Fetch the manifest as vCenter will (over TLS, trusting only the registered thumbprint) and
+    make sure it is a plugin manifest: a registration vCenter cannot follow is refused up front."""
+    import requests  # noqa: PLC0415
+
+    from basil.vcenter.connection import TLSOptions, pinned_or_plain_session  # noqa: PLC0415
+
+    url = reg.manifest_url
+
+    def bad(why: str) -> ValidationError:
+        return ValidationError([Problem("manifest_url", f"{url} {why}")])
+
+    session = pinned_or_plain_session(TLSOptions(thumbprint=reg.thumbprint))
+    try:
+        resp = session.get(url, timeout=timeout_s, headers={"Accept": "application/json"})
+    except requests.exceptions.SSLError as err:
+        if "ingerprint" in str(err):
+            raise bad("presents a certificate that does not match the plugin's thumbprint") from None
+        raise bad(f"refused the TLS handshake ({type(err).__name__})") from None
+    except requests.RequestException as err:
+        raise bad(f"does not answer ({type(err).__name__})") from None
+    finally:
+        session.close()
+    if resp.status_code != 200:
+        raise bad(f"answered HTTP {resp.status_code}")
+    try:
+        doc = resp.json()
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or "manifestVersion" not in doc:
+        raise bad("is not a plugin manifest (no manifestVersion)")
 
 
 def plugin_version() -> str:
@@ -285,6 +327,11 @@ def _plugin_options(f: Any) -> Any:
         click.option("--label", default="Basil", show_default=True),
         click.option("--summary", default="IO load balancing and storage QoS for vSphere", show_default=True),
         click.option("--admin-email", default="basil@localhost", show_default=True),
+        click.option(
+            "--skip-manifest-check",
+            is_flag=True,
+            help="Register without first fetching the manifest URL (the service is not up yet).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -304,7 +351,11 @@ def _run(action: str, kw: dict[str, Any]) -> None:
                 outcome = Registrar(conn).unregister(key)
             click.echo(f"{outcome}: {key}")
             return
+        skip_check = kw.pop("skip_manifest_check")
         reg = _registration(kw)
+        raise_if_problems(reg.validate(), "plugin registration")
+        if not skip_check:
+            check_manifest(reg)
         with _connect(kw) as conn:
             registrar = Registrar(conn)
             outcome = registrar.register(reg) if action == "register" else registrar.update(reg)

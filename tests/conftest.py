@@ -20,7 +20,8 @@ def lab_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabFactory
     """Starts lab vCenters: `lab_factory("tiered", speed=0, tls=True)` runs lab/scenarios/tiered.yaml
     (or a YAML path) on a free loopback port and returns how to reach it; every lab started is
     stopped at the end of the session. speed=0 pauses simulated time: advance it with
-    `instance.step(n)` for deterministic tests."""
+    `instance.step(n)` for deterministic tests. `lab_factory(STOCK)` (tests.lab_vcenter.STOCK) serves
+    govmomi's stock simulator model instead of a scenario (`basil-lab --stock`)."""
     running: list[RunningLab] = []
 
     def start(

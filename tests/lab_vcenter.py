@@ -27,6 +27,9 @@ LAB_BINARY = Path(os.environ.get("BASIL_LAB_BINARY", REPO / "build" / "basil-lab
 LAB_SCENARIOS = REPO / "lab" / "scenarios"
 LAB_USER = "administrator@vsphere.local"
 LAB_PASSWORD = "basil-lab-test"
+#: Pass as the scenario to start govmomi's stock simulator model (`basil-lab --stock`, vcsim's default
+#: inventory: DC0, DC0_C0_H0, LocalDS_0, an empty DC0_POD0; any user and password log in).
+STOCK = "stock"
 # A large scenario is built in seconds; a slow shared machine gets a generous margin.
 STARTUP_TIMEOUT_S = 120.0
 
@@ -40,7 +43,7 @@ class LabInstance:
     user: str
     password: str
     scheme: str
-    scenario: Path
+    scenario: Path | None  # None: the stock simulator model (STOCK)
     control_url: str  # base of the control API, ending in "/lab/"
     thumbprint: str | None = None  # SHA-1 of the certificate, "AA:BB:..." (TLS only)
     thumbprint_sha256: str | None = None
@@ -163,10 +166,11 @@ def start_lab(
 ) -> tuple[LabInstance, RunningLab]:
     if not LAB_BINARY.exists():
         pytest.fail(f"{LAB_BINARY} is missing: build it with `make lab` (make pytest does)")
-    path = scenario_path(scenario)
+    path = None if scenario == STOCK else scenario_path(scenario)
     cert = tmp / "lab-cert.pem"
     log = tmp / "lab.log"
-    args = [str(LAB_BINARY), "--scenario", str(path), "--listen", "127.0.0.1:0", "--speed", str(speed)]
+    model = ["--stock"] if path is None else ["--scenario", str(path)]
+    args = [str(LAB_BINARY), *model, "--listen", "127.0.0.1:0", "--speed", str(speed)]
     args += ["--user", LAB_USER]
     env = {**os.environ, "BASIL_LAB_PASSWORD": LAB_PASSWORD}  # not on the command line, which ps shows
     if tls:

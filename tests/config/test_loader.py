@@ -285,3 +285,21 @@ def test_a_vcenter_call_timeout_out_of_range_is_named(tmp_path: Path) -> None:
     text = "vcenters: [{name: vc, server: vc.example.com, user: u, password_env: P, call_timeout_s: 0}]\n"
     found = problems_of(write(tmp_path, text), env={"P": "x"})
     assert "1-3600" in found["vcenters[0].call_timeout_s"]
+
+
+def test_tags_off_for_a_vcenter_refuses_what_needs_them(tmp_path: Path) -> None:
+    text = """
+vcenters:
+  - {name: vc, server: vc.example.com, user: basil, password_env: PW, tags: false}
+pods:
+  - {name: gold, vcenter: vc, tag: tier/gold}
+  - {name: list, vcenter: vc, datastores: [ds1], balance: {exclude_tag: keep/here}}
+  - {name: fine, vcenter: vc, datastores: [ds2]}
+"""
+    found = problems_of(write(tmp_path, text))
+    assert "needs tags, which are off for vCenter 'vc' (vcenters[0].tags)" in found["pods[0].tag"]
+    assert "needs tags" in found["pods[1].balance.exclude_tag"]
+    assert not any(key.startswith("pods[2]") for key in found)
+    on = text.replace("tags: false", "tags: true")
+    config = load_config(write(tmp_path, on), env={})
+    assert config.vcenters[0].tags

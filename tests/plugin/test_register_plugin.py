@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -113,7 +114,7 @@ def _run(lab: LabInstance, *args: str) -> subprocess.CompletedProcess[str]:
 def test_command_line_registers_once_and_reports(registration_lab: LabInstance) -> None:
     assert registration_lab.ca_pem is not None
     common = ["--ca-bundle", str(registration_lab.ca_pem), "--key", KEY + ".cli"]
-    plugin = ["--manifest-url", URL, "--plugin-cert", str(registration_lab.ca_pem)]
+    plugin = ["--manifest-url", URL, "--plugin-cert", str(registration_lab.ca_pem), "--skip-manifest-check"]
     _run(registration_lab, "unregister", *common)
     first = _run(registration_lab, "register", *common, *plugin)
     assert first.returncode == 0, first.stderr
@@ -142,3 +143,98 @@ def test_command_line_refuses_bad_input_with_exit_2(registration_lab: LabInstanc
     assert out.stderr.startswith("error: ")
     assert "manifest_url" in out.stderr
     assert "plugin_thumbprint" in out.stderr
+
+
+# --- the manifest URL is checked, and a certificate vCenter drops is not a change ---------------------
+
+
+@pytest.fixture(scope="module")
+def manifest_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
+    """An HTTPS server answering /plugin/plugin.json (the repository's manifest) with a self-signed
+    certificate: its URL, its certificate (PEM) and its SHA-256 thumbprint."""
+    import http.server  # noqa: PLC0415
+    import ssl  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from basil.config.schema import ServerConfig, ServerTLSConfig  # noqa: PLC0415
+    from basil.serve.tls import server_certificate  # noqa: PLC0415
+
+    tmp = tmp_path_factory.mktemp("manifest")
+    cert = server_certificate(
+        ServerConfig(listen="127.0.0.1:8443", tls=ServerTLSConfig(dir=str(tmp / "tls")))  # type: ignore[arg-type]
+    )
+    body = (ROOT / "plugin" / "plugin.json").read_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = self.path == "/plugin/plugin.json"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body if found else b"{}")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert.cert, cert.key)
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}/plugin/plugin.json", cert.cert, cert.sha256
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_certificate_vcenter_drops_is_not_updated_on_every_run(
+    register_plugin: ModuleType,
+    vc: VCenterConnection,
+    registration_lab: LabInstance,
+    manifest_server: tuple[str, Path, str],
+) -> None:
+    url, pem_path, _ = manifest_server
+    pem, thumb = register_plugin.pem_certificate(pem_path)
+    reg = registration(register_plugin, manifest_url=url, thumbprint=thumb, certificate=pem)
+    registrar = register_plugin.Registrar(vc)
+    registrar.unregister(KEY)
+    registration_lab.control("PUT", "settings", {"drop_server_certificate": True})  # a vCenter before 8.0.2
+    try:
+        assert registrar.register(reg) == "registered"
+        assert vc.content.extensionManager.FindExtension(KEY).server[0].serverCertificate is None
+        assert registrar.register(reg) == "unchanged"
+        assert registrar.update(reg) == "unchanged"
+    finally:
+        registration_lab.control("PUT", "settings", {"drop_server_certificate": False})
+        registrar.unregister(KEY)
+
+
+def test_the_manifest_url_is_fetched_as_vcenter_will_before_registering(
+    register_plugin: ModuleType, manifest_server: tuple[str, Path, str]
+) -> None:
+    from tests.ports import free_port  # noqa: PLC0415
+
+    url, _, sha256 = manifest_server
+    register_plugin.check_manifest(registration(register_plugin, manifest_url=url, thumbprint=sha256))
+    refusals = {
+        f"https://127.0.0.1:{free_port()}/plugin/plugin.json": (sha256, "does not answer"),
+        url: ("AB:" * 31 + "CD", "does not match the plugin's thumbprint"),
+        url.replace("/plugin/plugin.json", "/other/plugin.json"): (sha256, "answered HTTP 404"),
+    }
+    for bad_url, (thumb, why) in refusals.items():
+        with pytest.raises(ValidationError, match="manifest_url") as err:
+            register_plugin.check_manifest(
+                registration(register_plugin, manifest_url=bad_url, thumbprint=thumb)
+            )
+        assert why in str(err.value)
+
+
+def test_command_line_refuses_a_manifest_url_that_does_not_answer(registration_lab: LabInstance) -> None:
+    from tests.ports import free_port  # noqa: PLC0415
+
+    assert registration_lab.ca_pem is not None
+    closed = f"https://127.0.0.1:{free_port()}/plugin/plugin.json"
+    common = ["--ca-bundle", str(registration_lab.ca_pem), "--key", KEY + ".checked"]
+    out = _run(registration_lab, "register", *common, "--manifest-url", closed, "--plugin-thumbprint", THUMB)
+    assert out.returncode == 2
+    assert f"manifest_url: {closed} does not answer" in out.stderr

@@ -23,6 +23,7 @@ class LabVC:
         assert instance.ca_pem is not None, "the adapter's tests need the lab on TLS"
         assert instance.thumbprint is not None
         assert instance.thumbprint_sha256 is not None
+        assert instance.scenario is not None, "LabVC runs a scenario, not the stock model"
         self.instance = instance
         self.server = f"{instance.host}:{instance.port}"
         self.user = instance.user

@@ -135,3 +135,29 @@ def test_relocation_prechecks(lab_vc: LabVC, conn: VCenterConnection) -> None:
     assert RelocateDisk("vm-404", "scsi0:0", small.moid).precheck(inv) == [
         "VM vm-404 is not in the inventory"
     ]
+
+
+def test_a_task_is_followed_across_a_session_loss(lab_vc: LabVC, conn: VCenterConnection) -> None:
+    """The follower's PropertyCollector dies with the session: it builds a new one on the renewed
+    session and still sees the task end (issue 12, item 1)."""
+    lab_vc.pause()
+    try:
+        inv = fetch_inventory(conn, with_tags=False)
+        vm = inv.vm_by_name("web-1")
+        disk = vm.disk("scsi0:1")
+        target = next(ds for ds in inv.datastores.values() if ds.moid != disk.datastore and ds.accessible)
+        seen: list[int] = []
+
+        def progress(pct: int) -> None:
+            if not seen:  # the collector exists and has reported once: now the session goes
+                lab_vc.session_loss()
+                lab_vc.step(30)  # the copy finishes meanwhile
+            seen.append(pct)
+
+        outcome = RelocateDisk(vm.moid, "scsi0:1", target.moid).execute(conn, progress)
+        assert outcome.state == "success"
+        assert conn.generation == 1
+        assert seen[-1] == 100
+        assert fetch_inventory(conn, with_tags=False).vms[vm.moid].disk("scsi0:1").datastore == target.moid
+    finally:
+        lab_vc.control("PUT", "time", {"speed": 60})

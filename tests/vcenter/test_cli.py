@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from basil.cli import main
+from tests.lab_vcenter import STOCK, LabFactory
 
 from .labvc import LabVC
 
@@ -84,3 +85,20 @@ def test_thumbprint_command_prints_a_pinnable_value(lab_vc: LabVC, lab_thumbprin
     result = CliRunner().invoke(main, ["vcenter", "thumbprint", lab_vc.server])
     assert result.exit_code == 0
     assert result.output.strip().replace(":", "").lower() == lab_thumbprint
+
+
+def test_thumbprint_of_a_closed_port_is_an_error_not_a_traceback() -> None:
+    from tests.ports import free_port  # noqa: PLC0415
+
+    result = CliRunner().invoke(main, ["vcenter", "thumbprint", f"127.0.0.1:{free_port()}"])
+    assert result.exit_code == 2, result.output
+    assert "error: cannot reach 127.0.0.1:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_thumbprint_of_a_plain_http_port_says_it_is_not_tls(lab_factory: LabFactory) -> None:
+    plain = lab_factory(STOCK, tls=False)
+    result = CliRunner().invoke(main, ["vcenter", "thumbprint", f"{plain.host}:{plain.port}"])
+    assert result.exit_code == 2, result.output
+    assert f"does not speak TLS on port {plain.port} (plain HTTP?)" in result.output
+    assert "Traceback" not in result.output

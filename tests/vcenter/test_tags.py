@@ -32,3 +32,29 @@ def test_tags_need_a_password(lab_vc: LabVC, conn: VCenterConnection) -> None:
     borrowed = VCenterConnection(lab_vc.connection_params(user=None, password=None, session_cookie=cookie))
     with borrowed, pytest.raises(VCenterAuthenticationError, match="needs a user and password"):
         read_tags(borrowed)
+
+
+def test_a_pinned_thumbprint_reads_tags_without_insecure_request_warnings(
+    lab_vc: LabVC, lab_thumbprint: str
+) -> None:
+    import warnings  # noqa: PLC0415
+
+    from basil.vcenter.connection import TLSOptions  # noqa: PLC0415
+
+    with VCenterConnection(lab_vc.connection_params(tls=TLSOptions(thumbprint=lab_thumbprint))) as pinned:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            _, tags, _ = read_tags(pinned)
+        assert tags
+    assert [str(w.message) for w in seen] == []
+
+
+def test_the_pin_survives_the_adapters_the_automation_sdk_mounts(lab_vc: LabVC) -> None:
+    import requests  # noqa: PLC0415
+
+    from basil.vcenter.connection import TLSOptions, pinned_or_plain_session  # noqa: PLC0415
+
+    session = pinned_or_plain_session(TLSOptions(thumbprint="ab" * 32))  # not the lab's certificate
+    session.mount("https://", requests.adapters.HTTPAdapter(pool_maxsize=4))  # as the SDK does
+    with pytest.raises(requests.exceptions.SSLError, match=r"[Ff]ingerprint"):
+        session.get(f"https://{lab_vc.server}/api", timeout=10)

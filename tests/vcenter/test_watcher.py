@@ -85,3 +85,30 @@ def test_watcher_sees_a_change_made_inside_vcenter_and_rereads_tags(lab_vc: LabV
         assert refreshed.tagged("tier/gold") == inv.tagged("tier/gold")
         watcher.close()
         lab_vc.clear_faults()
+
+
+def test_watcher_is_rebuilt_after_a_session_loss(lab_vc: LabVC) -> None:
+    """The private PropertyCollector and view die with the session; the watcher builds new ones on
+    the new session and reads the inventory in full (issue 12, item 1)."""
+    lab_vc.reset()
+    with (
+        VCenterConnection(lab_vc.connection_params()) as c,
+        VCenterConnection(lab_vc.connection_params()) as other,
+    ):
+        watcher = InventoryWatcher(c, with_tags=False)
+        inv = watcher.start()
+        generation = c.generation
+        lab_vc.session_loss()
+        vm = inv.vm_by_name("web-1")
+        setting = IOAllocation(reservation=60, limit=500, shares_level="high", shares=2000)
+        SetDiskIOAllocation(vm.moid, "scsi0:1", setting).execute(other)  # changed while we were out
+        new = watcher.poll(wait_s=0)
+        assert c.generation == generation + 1
+        assert watcher.rebuilds == 1
+        assert new.version > inv.version
+        assert new.vms[vm.moid].disk("scsi0:1").io == setting
+        # And the new collector follows changes again.
+        SetDiskIOAllocation(vm.moid, "scsi0:1", IOAllocation(shares_level="low", shares=500)).execute(other)
+        poll_until(watcher, vm.moid)
+        assert watcher.inventory.vms[vm.moid].disk("scsi0:1").io.shares == 500
+        watcher.close()

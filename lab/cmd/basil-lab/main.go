@@ -46,6 +46,7 @@ type config struct {
 	cert, key, certOut string
 	user, password     string
 	capRealtime        bool
+	stock              bool
 }
 
 func main() {
@@ -61,15 +62,19 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "basil-lab:", err)
 		return 2
 	}
-	data, err := os.ReadFile(cfg.scenario)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "basil-lab:", err)
-		return 2
-	}
-	sc, err := scenario.Parse(data, cfg.scenario)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+	var data []byte
+	var sc *scenario.Scenario
+	if !cfg.stock {
+		data, err = os.ReadFile(cfg.scenario)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "basil-lab:", err)
+			return 2
+		}
+		sc, err = scenario.Parse(data, cfg.scenario)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 	}
 	if err := checkLoopback(cfg.listen); err != nil {
 		fmt.Fprintln(os.Stderr, "basil-lab:", err)
@@ -94,26 +99,26 @@ func run(args []string) int {
 		scheme = "https"
 	}
 	public := &url.URL{Scheme: scheme, Host: ln.Addr().String()}
-	factory := func(s *scenario.Scenario, speed float64) (*vc.Lab, error) {
-		return vc.New(s, vc.Options{
-			User: cfg.user, Password: cfg.password, Speed: speed, PublicURL: public, TLS: tlsConfig,
-			CopyMBps: cfg.copyMBps, CapRealtimeQueries: cfg.capRealtime,
-		})
+	var handler http.Handler
+	var closeFront func()
+	if cfg.stock {
+		stock, err := vc.NewStock(public, tlsConfig)
+		if err != nil {
+			_ = ln.Close()
+			fmt.Fprintln(os.Stderr, "basil-lab:", err)
+			return 1
+		}
+		front := control.NewStock(stock, control.Credentials{User: cfg.user, Password: cfg.password})
+		handler, closeFront = front, front.Close
+		fmt.Println("basil-lab: stock govmomi simulator model (vcsim's default inventory), any user and password")
+	} else {
+		front, code := startScenario(cfg, sc, data, public, tlsConfig)
+		if front == nil {
+			_ = ln.Close()
+			return code
+		}
+		handler, closeFront = front, front.Close
 	}
-	start := time.Now()
-	lab, err := factory(sc, cfg.speed)
-	if err != nil {
-		_ = ln.Close()
-		fmt.Fprintln(os.Stderr, "basil-lab:", err)
-		return 1
-	}
-	front := control.New(lab, data, cfg.scenario, factory, control.Credentials{User: cfg.user, Password: cfg.password})
-	disks := 0
-	for _, v := range sc.VMs {
-		disks += len(v.Disks)
-	}
-	fmt.Printf("basil-lab: scenario %q from %s: %d hosts, %d datastores, %d VMs, %d disks, built in %.2fs\n",
-		sc.Name, cfg.scenario, len(sc.Hosts), len(sc.Datastores), len(sc.VMs), disks, time.Since(start).Seconds())
 	fmt.Printf("basil-lab: url %s://%s/sdk\n", scheme, public.Host)
 	if certDER != nil {
 		s1, s256 := sha1.Sum(certDER), sha256.Sum256(certDER)
@@ -127,7 +132,7 @@ func run(args []string) int {
 	fmt.Printf("basil-lab: control %s://%s/lab/\n", scheme, public.Host)
 	fmt.Printf("basil-lab: speed %g\n", cfg.speed)
 
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() {
 		if tlsConfig != nil {
@@ -151,14 +156,40 @@ func run(args []string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
-	front.Close()
+	closeFront()
 	return code
+}
+
+// startScenario builds the lab for the scenario and its control front; nil and an exit code when
+// it cannot.
+func startScenario(cfg *config, sc *scenario.Scenario, data []byte, public *url.URL, tlsConfig *tls.Config) (*control.Front, int) {
+	factory := func(s *scenario.Scenario, speed float64) (*vc.Lab, error) {
+		return vc.New(s, vc.Options{
+			User: cfg.user, Password: cfg.password, Speed: speed, PublicURL: public, TLS: tlsConfig,
+			CopyMBps: cfg.copyMBps, CapRealtimeQueries: cfg.capRealtime,
+		})
+	}
+	start := time.Now()
+	lab, err := factory(sc, cfg.speed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "basil-lab:", err)
+		return nil, 1
+	}
+	front := control.New(lab, data, cfg.scenario, factory, control.Credentials{User: cfg.user, Password: cfg.password})
+	disks := 0
+	for _, v := range sc.VMs {
+		disks += len(v.Disks)
+	}
+	fmt.Printf("basil-lab: scenario %q from %s: %d hosts, %d datastores, %d VMs, %d disks, built in %.2fs\n",
+		sc.Name, cfg.scenario, len(sc.Hosts), len(sc.Datastores), len(sc.VMs), disks, time.Since(start).Seconds())
+	return front, 0
 }
 
 func parseFlags(args []string) (*config, error) {
 	cfg := &config{}
 	fs := flag.NewFlagSet("basil-lab", flag.ContinueOnError)
-	fs.StringVar(&cfg.scenario, "scenario", "", "scenario YAML file (required)")
+	fs.StringVar(&cfg.scenario, "scenario", "", "scenario YAML file (required unless --stock)")
+	fs.BoolVar(&cfg.stock, "stock", false, "serve govmomi's stock simulator model (vcsim's default inventory) instead of a scenario")
 	fs.StringVar(&cfg.listen, "listen", "127.0.0.1:8989", "loopback address to listen on (port 0 picks a free port)")
 	fs.Float64Var(&cfg.speed, "speed", 1, "pace of simulated time: 1 real time, 60 = one 20 s interval per third of a second, 0 paused")
 	fs.BoolVar(&cfg.tls, "tls", false, "serve HTTPS")
@@ -173,8 +204,11 @@ func parseFlags(args []string) (*config, error) {
 		return nil, err
 	}
 	var problems []string
-	if cfg.scenario == "" {
-		problems = append(problems, "--scenario: is required")
+	if cfg.scenario == "" && !cfg.stock {
+		problems = append(problems, "--scenario: is required (or --stock)")
+	}
+	if cfg.scenario != "" && cfg.stock {
+		problems = append(problems, "--stock: serves govmomi's stock model, so takes no --scenario")
 	}
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Sprintf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))

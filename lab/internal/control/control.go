@@ -226,6 +226,7 @@ func init() {
 		{"POST", "/lab/faults/session-loss", "invalidate every SOAP and Automation API session", (*Front).sessionLoss},
 		{"POST", "/lab/faults/datastore", `{"datastore": "ds-01", "accessible": false}`, (*Front).datastore},
 		{"PUT", "/lab/faults/latency", `add latency to every vSphere API call: {"ms": 500}`, (*Front).latency},
+		{"PUT", "/lab/faults/automation", `the Automation API answers every call with an HTTP 5xx: {"status": 503} (0 serves)`, (*Front).automation},
 		{"DELETE", "/lab/faults", "clear every fault (rules, latency, inaccessible datastores)", (*Front).clearFaults},
 	}
 }
@@ -456,8 +457,9 @@ func (f *Front) setSettings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var body struct {
-		MaxQueryMetrics    *int64 `json:"max_query_metrics"`
-		CapRealtimeQueries *bool  `json:"cap_realtime_queries"`
+		MaxQueryMetrics       *int64 `json:"max_query_metrics"`
+		CapRealtimeQueries    *bool  `json:"cap_realtime_queries"`
+		DropServerCertificate *bool  `json:"drop_server_certificate"`
 	}
 	if err := decode(r, &body); err != nil {
 		return err
@@ -468,18 +470,25 @@ func (f *Front) setSettings(w http.ResponseWriter, r *http.Request) error {
 	if body.CapRealtimeQueries != nil {
 		lab.SetCapRealtimeQueries(*body.CapRealtimeQueries)
 	}
+	if body.DropServerCertificate != nil {
+		lab.SetDropServerCertificate(*body.DropServerCertificate)
+	}
 	writeJSON(w, http.StatusOK, lab.CurrentSettings())
 	return nil
 }
 
 type faultsView struct {
-	Rules        []vc.FaultRule `json:"rules"`
-	LatencyMs    float64        `json:"latency_ms"`
-	Inaccessible []string       `json:"inaccessible_datastores"`
+	Rules            []vc.FaultRule `json:"rules"`
+	LatencyMs        float64        `json:"latency_ms"`
+	Inaccessible     []string       `json:"inaccessible_datastores"`
+	AutomationStatus int            `json:"automation_status"`
 }
 
 func (f *Front) faultsOf(lab *vc.Lab) faultsView {
-	v := faultsView{Rules: lab.Faults(), LatencyMs: float64(lab.Latency()) / float64(time.Millisecond), Inaccessible: []string{}}
+	v := faultsView{
+		Rules: lab.Faults(), LatencyMs: float64(lab.Latency()) / float64(time.Millisecond), Inaccessible: []string{},
+		AutomationStatus: lab.AutomationStatus(),
+	}
 	if v.Rules == nil {
 		v.Rules = []vc.FaultRule{}
 	}
@@ -570,6 +579,27 @@ func (f *Front) latency(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("ms: is required")
 	}
 	if err := lab.SetLatency(time.Duration(*body.Ms * float64(time.Millisecond))); err != nil {
+		return badRequest("%v", err)
+	}
+	writeJSON(w, http.StatusOK, f.faultsOf(lab))
+	return nil
+}
+
+func (f *Front) automation(w http.ResponseWriter, r *http.Request) error {
+	lab, err := f.current()
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Status *int `json:"status"`
+	}
+	if err := decode(r, &body); err != nil {
+		return err
+	}
+	if body.Status == nil {
+		return badRequest("status: is required (an HTTP 5xx status, or 0 to serve again)")
+	}
+	if err := lab.SetAutomationStatus(*body.Status); err != nil {
 		return badRequest("%v", err)
 	}
 	writeJSON(w, http.StatusOK, f.faultsOf(lab))

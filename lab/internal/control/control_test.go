@@ -131,8 +131,15 @@ func TestControlAPI(t *testing.T) {
 				}
 			}},
 		{name: "latency", method: "PUT", path: "/lab/faults/latency", body: `{"ms": 5}`, status: 200},
+		{name: "automation API down", method: "PUT", path: "/lab/faults/automation", body: `{"status": 503}`, status: 200,
+			check: func(t *testing.T, out map[string]any) {
+				if out["automation_status"] != 503.0 {
+					t.Errorf("faults %v", out)
+				}
+			}},
+		{name: "automation API: not a 5xx", method: "PUT", path: "/lab/faults/automation", body: `{"status": 404}`, status: 400},
 		{name: "clear", method: "DELETE", path: "/lab/faults", status: 200, check: func(t *testing.T, out map[string]any) {
-			if l, _ := out["rules"].([]any); len(l) != 0 || out["latency_ms"] != 0.0 {
+			if l, _ := out["rules"].([]any); len(l) != 0 || out["latency_ms"] != 0.0 || out["automation_status"] != 0.0 {
 				t.Errorf("faults after clear %v", out)
 			}
 		}},

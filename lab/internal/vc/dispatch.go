@@ -19,6 +19,9 @@ import (
 // the concrete types of VMs, datastores, hosts, the option and extension managers in many places.
 // Injected faults are decided here too.
 func (l *Lab) dispatch(ctx *simulator.Context, method *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+	if ctx.Session == nil && !sessionlessRead(method) {
+		return nil, &types.NotAuthenticated{NoPermission: types.NoPermission{Object: &method.This, PrivilegeId: "System.View"}}
+	}
 	h := l.handlerFor(ctx, method)
 	if h != nil {
 		// The simulator lets the caller's session resolve method.This after this hook, and a
@@ -103,6 +106,9 @@ func (l *Lab) newHandler(sim *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d := time.Duration(l.latency.Load()); d > 0 {
 			time.Sleep(d)
+		}
+		if l.automationDown(w, r) {
+			return
 		}
 		mux.ServeHTTP(w, r)
 	})
@@ -220,4 +226,44 @@ func fillRefs(ctx *simulator.Context, fault types.BaseMethodFault, this types.Ma
 	if v := reflect.ValueOf(fault); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
 		walk(v.Elem())
 	}
+}
+
+// sessionlessRead reports whether a call without a session is one vCenter answers: logging in,
+// the service content, and reading the SessionManager's or ServiceInstance's properties (a client
+// reads currentSession to learn whether its session lives). The simulator also lets every other
+// property read through without a session and answers it with nothing, which would hide a lost
+// session from a client; vCenter answers NotAuthenticated.
+func sessionlessRead(method *simulator.Method) bool {
+	switch method.Name {
+	case "RetrieveProperties", "RetrievePropertiesEx":
+	case "Fetch":
+		return sessionlessObject(method.This)
+	default:
+		return true // the simulator decides (logins pass, everything else is NotAuthenticated)
+	}
+	// The body is the request type decoded from the envelope; its specs are read by name, whatever
+	// the wrapper the simulator decoded it into.
+	v := reflect.ValueOf(method.Body)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	specs, ok := v.FieldByName("SpecSet").Interface().([]types.PropertyFilterSpec)
+	if !ok || len(specs) == 0 {
+		return false
+	}
+	for _, spec := range specs {
+		for _, o := range spec.ObjectSet {
+			if !sessionlessObject(o.Obj) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sessionlessObject(ref types.ManagedObjectReference) bool {
+	return ref.Type == "SessionManager" || ref.Type == "ServiceInstance"
 }

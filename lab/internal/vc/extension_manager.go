@@ -27,6 +27,7 @@ func (m *ExtensionManager) RegisterExtension(ctx *simulator.Context, req *types.
 		return &methods.RegisterExtensionBody{Fault_: f}
 	}
 	req.Extension.LastHeartbeatTime = m.lab.clock.Now()
+	m.dropCertificates(&req.Extension)
 	return m.ExtensionManager.RegisterExtension(ctx, req)
 }
 
@@ -36,6 +37,7 @@ func (m *ExtensionManager) UpdateExtension(ctx *simulator.Context, req *types.Up
 		return &methods.UpdateExtensionBody{Fault_: f}
 	}
 	req.Extension.LastHeartbeatTime = m.lab.clock.Now()
+	m.dropCertificates(&req.Extension)
 	return m.ExtensionManager.UpdateExtension(ctx, req)
 }
 
@@ -67,4 +69,14 @@ func (m *ExtensionManager) check(x *types.Extension) *soap.Fault {
 		return nil
 	}
 	return simulator.Fault("A specified parameter was not correct: "+strings.Join(problems, "; "), &types.InvalidArgument{InvalidProperty: first})
+}
+
+// dropCertificates forgets the servers' certificates when the lab plays a vCenter older than 8.0.2.
+func (m *ExtensionManager) dropCertificates(x *types.Extension) {
+	if !m.lab.dropServerCert.Load() {
+		return
+	}
+	for i := range x.Server {
+		x.Server[i].ServerCertificate = ""
+	}
 }

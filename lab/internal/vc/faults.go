@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -132,6 +133,7 @@ func (l *Lab) ClearFaults() {
 	fi.rules = nil
 	fi.mu.Unlock()
 	l.latency.Store(0)
+	l.automation.Store(0)
 	for _, d := range l.inv.stores {
 		l.mu.Lock()
 		inaccessible := !d.accessible && !d.sc.Inaccessible
@@ -210,4 +212,31 @@ func entityName(ctx *simulator.Context, ref types.ManagedObjectReference) string
 		return f.String()
 	}
 	return ""
+}
+
+// SetAutomationStatus makes the Automation API (/api, /rest; not the vSphere Client's clone-ticket
+// endpoint) answer every call with an HTTP 5xx status, as a vCenter whose vAPI endpoint service is
+// down does; 0 serves it again.
+func (l *Lab) SetAutomationStatus(status int) error {
+	if status != 0 && (status < 500 || status > 599) {
+		return fmt.Errorf("status: must be 0 (serve) or an HTTP 5xx status, got %d", status)
+	}
+	l.automation.Store(int64(status))
+	return nil
+}
+
+// AutomationStatus is the status the Automation API answers with (0: it serves).
+func (l *Lab) AutomationStatus() int { return int(l.automation.Load()) }
+
+// automationDown answers r with the injected status when the Automation API is made to fail.
+func (l *Lab) automationDown(w http.ResponseWriter, r *http.Request) bool {
+	status := int(l.automation.Load())
+	if status == 0 || strings.HasPrefix(r.URL.Path, "/api/ui/") {
+		return false
+	}
+	if p := r.URL.Path; p != "/api" && !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/rest/") {
+		return false
+	}
+	vapiError(w, status, "SERVICE_UNAVAILABLE", "the vAPI endpoint is not available (fault injected by the lab)")
+	return true
 }

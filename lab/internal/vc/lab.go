@@ -85,8 +85,10 @@ type Lab struct {
 
 	maxQueryMetrics atomic.Int64 // -1 = unlimited
 	capRealtime     atomic.Bool
+	dropServerCert  atomic.Bool
 	faults          faultInjector
 	latency         atomic.Int64 // added latency on every vSphere API call, in nanoseconds
+	automation      atomic.Int64 // HTTP status the Automation API answers every call with (0: serves)
 	podRefresh      atomic.Bool
 	closed          atomic.Bool
 }

@@ -26,8 +26,11 @@ var sessionManagerRef = types.ManagedObjectReference{Type: "SessionManager", Val
 // soapSessions lists the SOAP sessions (the simulator keeps them private; a session's view of the
 // SessionManager lists them all).
 func (l *Lab) soapSessions() []types.UserSession {
-	ctx := l.newContext()
-	probe := &simulator.Session{UserSession: types.UserSession{Key: "lab-probe"}, Registry: simulator.NewRegistry(), Map: ctx.Map}
+	return soapSessionsOf(l.newContext().Map)
+}
+
+func soapSessionsOf(reg *simulator.Registry) []types.UserSession {
+	probe := &simulator.Session{UserSession: types.UserSession{Key: "lab-probe"}, Registry: simulator.NewRegistry(), Map: reg}
 	sm, ok := probe.Get(sessionManagerRef).(*simulator.SessionManager)
 	if !ok {
 		return nil
@@ -113,11 +116,15 @@ func (l *Lab) serveCloneTicket(w http.ResponseWriter, r *http.Request) {
 // KillSessions ends every session, SOAP and Automation API: the next call of every client fails
 // with NotAuthenticated (or 401) until it logs in again.
 func (l *Lab) KillSessions() int {
-	ctx := l.newContext()
+	return killSessions(l.newContext(), l.vapi)
+}
+
+// killSessions ends every SOAP session of ctx's registry and every session of the vAPI handler.
+func killSessions(ctx *simulator.Context, vapi http.Handler) int {
 	ctx.Session = &simulator.Session{UserSession: types.UserSession{Key: "lab-control"}, Registry: simulator.NewRegistry(), Map: ctx.Map}
 	sm := ctx.Map.SessionManager()
 	n := 0
-	for _, s := range l.soapSessions() {
+	for _, s := range soapSessionsOf(ctx.Map) {
 		body := sm.TerminateSession(ctx, &types.TerminateSession{This: sessionManagerRef, SessionId: []string{s.Key}})
 		if body.Fault() == nil {
 			n++
@@ -125,8 +132,8 @@ func (l *Lab) KillSessions() int {
 	}
 	// The vAPI simulator keeps its sessions in an exported field of an unexported type, behind the
 	// handler's own mutex.
-	if locker, ok := l.vapi.(sync.Locker); ok {
-		v := reflect.ValueOf(l.vapi)
+	if locker, ok := vapi.(sync.Locker); ok {
+		v := reflect.ValueOf(vapi)
 		if v.Kind() == reflect.Pointer {
 			if f := v.Elem().FieldByName("Session"); f.IsValid() && f.Kind() == reflect.Map && f.CanSet() {
 				locker.Lock()

@@ -249,12 +249,21 @@ func (l *Lab) Placement() *Placement {
 type Settings struct {
 	MaxQueryMetrics    int64 `json:"max_query_metrics"`
 	CapRealtimeQueries bool  `json:"cap_realtime_queries"`
+	// DropServerCertificate makes the ExtensionManager keep no extension server certificate, as a
+	// vCenter older than 8.0.2 (which added ExtensionServerInfo.serverCertificate) does.
+	DropServerCertificate bool `json:"drop_server_certificate"`
 }
 
 // CurrentSettings returns the knobs.
 func (l *Lab) CurrentSettings() Settings {
-	return Settings{MaxQueryMetrics: l.maxQueryMetrics.Load(), CapRealtimeQueries: l.capRealtime.Load()}
+	return Settings{
+		MaxQueryMetrics: l.maxQueryMetrics.Load(), CapRealtimeQueries: l.capRealtime.Load(),
+		DropServerCertificate: l.dropServerCert.Load(),
+	}
 }
+
+// SetDropServerCertificate makes the ExtensionManager drop server certificates (or keep them).
+func (l *Lab) SetDropServerCertificate(on bool) { l.dropServerCert.Store(on) }
 
 // SetCapRealtimeQueries makes maxQueryMetrics apply to real-time queries too (or not).
 func (l *Lab) SetCapRealtimeQueries(on bool) { l.capRealtime.Store(on) }

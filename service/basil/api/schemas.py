@@ -74,10 +74,29 @@ HEALTH: Schema = {
             {
                 "type": "object",
                 "required": ["name"],
-                "properties": {"name": STRING, "connected": BOOLEAN, "last_collection": N_TIME},
+                "properties": {
+                    "name": STRING,
+                    "connected": BOOLEAN,
+                    "last_collection": N_TIME,
+                    "problems": array(ref("VCenterProblem")),
+                    "next_attempt": N_TIME,
+                },
+            }
+        ),
+        "problems": array(
+            {
+                "type": "object",
+                "description": "what makes the status degraded: the vCenter, the failing job and its error",
+                "properties": {"vcenter": N_STRING, "job": STRING, "error": STRING, "at": N_TIME},
             }
         ),
     },
+}
+
+VCENTER_PROBLEM: Schema = {
+    "type": "object",
+    "required": ["job", "error"],
+    "properties": {"job": STRING, "error": STRING, "at": N_TIME},
 }
 
 VCENTER: Schema = {
@@ -90,6 +109,11 @@ VCENTER: Schema = {
         "instance_uuid": N_STRING,
         "last_collection": N_TIME,
         "message": N_STRING,
+        "last_error": N_STRING,
+        "last_error_at": N_TIME,
+        "problems": array(ref("VCenterProblem")),
+        "next_attempt": N_TIME,
+        "tags": {"type": "string", "enum": ["on", "off"]},
     },
 }
 
@@ -636,6 +660,7 @@ COMPONENTS: dict[str, Schema] = {
     "Error": ERROR,
     "Health": HEALTH,
     "VCenter": VCENTER,
+    "VCenterProblem": VCENTER_PROBLEM,
     "DatastoreModel": DATASTORE_MODEL,
     "DatastoreSummary": DATASTORE_SUMMARY,
     "Datastore": DATASTORE,

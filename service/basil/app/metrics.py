@@ -29,6 +29,10 @@ _HELP = {
     "basil_vcenter_errors_total": ("counter", "Errors vCenter returned, by vCenter."),
     "basil_plans": ("gauge", "Plans in the store, by state."),
     "basil_vcenter_connected": ("gauge", "1 when the vCenter session is up."),
+    "basil_vcenter_job_failing": (
+        "gauge",
+        "1 while a job (collect, inventory, tags, model, connect) fails on a vCenter.",
+    ),
 }
 
 

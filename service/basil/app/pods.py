@@ -56,7 +56,9 @@ def resolve_pod(pod: PodConfig, inventory: Inventory) -> ResolvedPod:
                 found.add(moid)
     elif pod.tag:
         tagged = [m for m in inventory.tagged(pod.tag) if m in inventory.datastores]
-        if not tagged:
+        if inventory.tags_error:
+            missing.append(f"datastores tagged {pod.tag} (tags cannot be read: {inventory.tags_error})")
+        elif not tagged:
             missing.append(f"datastores tagged {pod.tag}")
         found.update(tagged)
     return ResolvedPod(pod, tuple(sorted(found)), tuple(missing), storage_pod)
@@ -65,3 +67,17 @@ def resolve_pod(pod: PodConfig, inventory: Inventory) -> ResolvedPod:
 def pod_of_datastore(pods: list[ResolvedPod], vcenter: str, datastore: str) -> ResolvedPod | None:
     """The pod a datastore belongs to (the first, should the configuration let two claim it)."""
     return next((p for p in pods if p.vcenter == vcenter and datastore in p.datastores), None)
+
+
+def overlapping_pods(pods: list[ResolvedPod]) -> list[str]:
+    """A sentence for each two pods of one vCenter that resolved to shared datastores (a datastore
+    cluster and a list naming its members, say): each would balance them its own way."""
+    found: list[str] = []
+    for i, a in enumerate(pods):
+        for b in pods[i + 1 :]:
+            shared = sorted(set(a.datastores) & set(b.datastores)) if a.vcenter == b.vcenter else []
+            if shared:
+                found.append(
+                    f"pods {a.name} and {b.name} share datastores {', '.join(shared)} on {a.vcenter}"
+                )
+    return found

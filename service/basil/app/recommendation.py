@@ -34,7 +34,7 @@ from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency,
 from basil.core.params import BalancerParams
 from basil.core.plan import Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
-from basil.errors import ConflictError
+from basil.errors import ConflictError, VCenterError
 from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
@@ -90,6 +90,14 @@ def build_snapshot(
 ) -> PodSnapshot:
     """The pod as the balancer sees it: its datastores, the disks on them, and the rules."""
     vc = pod.vcenter
+    exclude = pod.config.balance.exclude_tag
+    if exclude and inventory.tags_error and not inventory.tags:
+        # Never read since the service started: balancing without them could move a VM that must stay.
+        raise VCenterError(
+            f"pod {pod.name}: VMs tagged {exclude} must not be moved, and tags cannot be read: "
+            f"{inventory.tags_error}",
+            fault="TaggingUnavailable",
+        )
     members = set(pod.datastores)
     datastores: list[Datastore] = []
     for moid in pod.datastores:

@@ -39,7 +39,7 @@ from basil.app.planner import (
     resolve_round_id,
     utc_now,
 )
-from basil.app.pods import ResolvedPod, resolve_pod
+from basil.app.pods import ResolvedPod, overlapping_pods, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
@@ -129,6 +129,7 @@ class Service:
         self.generations = Generations()
         self.cache = ReadCache()
         self.pod_states: dict[str, dict[str, Any]] = {}
+        self.pod_overlaps: list[str] = []  # pods sharing datastores, as the inventory job last found
         self._saved_inventory: dict[str, int] = {}
         self._lock = threading.RLock()
         self._job_locks = {job_id: threading.Lock() for job_id in job_registry.JOBS}
@@ -443,19 +444,28 @@ class Service:
     def _job_collect(self) -> dict[str, Any]:
         done: list[dict[str, object]] = []
         problems: list[str] = []
+        idle: list[str] = []
         for name, link in self.links.items():
             writer = CollectionWriter(self.store, name, on_stored=self._chunk_stored(name, link))
             try:
                 collector = link.collector
                 if not collector.resumed:
                     self._resume_collector(name, collector)
+                inventory = link.inventory()
+                if not inventory.vms and not inventory.hosts:
+                    link.job_succeeded("collect")
+                    idle.append(f"{name}: no VMs or hosts in the inventory, nothing to collect")
+                    continue
                 # Chunk by chunk: a cycle that catches up a backlog stores it as it comes.
-                report = collector.collect(link.inventory(), sink=writer)
+                report = collector.collect(inventory, sink=writer)
             except BasilError as err:
                 self.counters.inc("basil_collections_total", vcenter=name, outcome="failed")
                 self.counters.inc("basil_vcenter_errors_total", vcenter=name)
+                link.job_failed("collect", err.message)
+                link.note_error(err)  # a refused re-login drops the session, behind the back-off
                 problems.append(f"{name}: {err.message}")
                 continue
+            link.job_succeeded("collect")
             outcome = writer.outcome(report)
             self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
             self.counters.set("basil_missing_counters", len(outcome.missing_counters), vcenter=name)
@@ -464,7 +474,9 @@ class Service:
             done.append(outcome.summary())
         if problems and not done:
             raise BasilError("; ".join(problems))
-        return {"vcenters": done, "message": "; ".join(problems)}
+        if not done and not problems:
+            return {"skipped": True, "message": "; ".join(idle) or "no vCenter configured"}
+        return {"vcenters": done, "message": "; ".join(problems + idle)}
 
     def _resume_collector(self, name: str, collector: PerfCollector) -> None:
         """A new collector (service start, reconnection) goes on after the samples already stored."""
@@ -493,9 +505,20 @@ class Service:
         return note
 
     def _job_inventory(self) -> dict[str, Any]:
+        """Read every vCenter's inventory again in full (the change feed alone can miss a change:
+        datastores moved into a datastore cluster were not seen) with its tags; keep a snapshot when
+        it changed; report pods that overlap."""
         out: dict[str, Any] = {}
+        problems: list[str] = []
         for name, link in self.links.items():
-            inv = link.refresh_tags()
+            try:
+                inv = link.reread()
+            except BasilError as err:
+                link.job_failed("inventory", err.message)
+                problems.append(f"{name}: {err.message}")
+                out[name] = {"error": err.message}
+                continue
+            link.job_succeeded("inventory")
             if self._saved_inventory.get(name) != inv.version:
                 with self.store.session() as session:
                     version = save_inventory(session, name, inv.to_dict(), inv.fetched_at)
@@ -503,16 +526,35 @@ class Service:
                 out[name] = {"saved_version": version, "vms": len(inv.vms), "datastores": len(inv.datastores)}
             else:
                 out[name] = {"unchanged": True}
-        return {"vcenters": out}
+            if inv.tags_error:
+                out[name]["tags_error"] = inv.tags_error
+        overlaps = overlapping_pods(self.resolved_pods(refresh=False))
+        with self._lock:
+            self.pod_overlaps = overlaps
+        if problems and len(problems) == len(self.links):
+            raise BasilError("; ".join(problems))
+        details: dict[str, Any] = {"vcenters": out, "message": "; ".join(problems + overlaps)}
+        if overlaps:
+            details["overlaps"] = overlaps
+        return details
 
     def _job_model(self) -> dict[str, Any]:
         out: dict[str, Any] = {"vcenters": []}
+        fitted = 0
+        problems: list[str] = []
         for name, link in self.links.items():
             now_ts = self.sample_now(name)
             if now_ts is None:
                 out["vcenters"].append({"vcenter": name, "skipped": "no samples yet"})
                 continue
-            datastores = list(link.inventory().datastores)
+            try:
+                datastores = list(link.inventory().datastores)
+            except BasilError as err:
+                link.job_failed("model", err.message)
+                problems.append(f"{name}: {err.message}")
+                continue
+            link.job_succeeded("model")
+            fitted += 1
             outcome = run_modelling(
                 self.store,
                 name,
@@ -532,12 +574,25 @@ class Service:
         with self._lock:
             self.pod_states.update(states)
         out["pods"] = states
+        if problems and not fitted:
+            raise BasilError("; ".join(problems))
+        if not fitted:
+            out["skipped"] = True
+            out["message"] = "no samples yet: nothing to fit"
+        elif problems:
+            out["message"] = "; ".join(problems)
         return out
 
     def _job_recommend(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         problems: list[str] = []
-        for pod in self.resolved_pods():
+        pods = self.resolved_pods()
+        if not pods:
+            why = (
+                "no pod is configured" if not self.config.pods else "no pod could be resolved (vCenter down?)"
+            )
+            return {"skipped": True, "message": f"{why}: nothing to recommend", "pods": {}}
+        for pod in pods:
             try:  # one pod's problem stays in that pod's answer
                 r = self._recommend(pod)
             except BasilError as err:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
-from basil.app.pods import ResolvedPod, pod_of_datastore
+from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
 from basil.app.recommendation import Round
 from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.core.normalized_load import imbalance, resolve_models
@@ -805,8 +805,29 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
                 "last_collection": iso(link.last_collection),
                 "last_error": link.last_error or None,
                 "last_error_at": iso(link.last_error_at),
+                # Every job failing on this vCenter now (cleared when the job succeeds again).
+                "problems": [p.to_dict() for p in link.problem_list()],
+                "next_attempt": iso(link.next_attempt),
+                "tags": "on" if link.tags_enabled else "off",
             }
         )
+    return out
+
+
+def _inaccessible_pod_datastores(svc: Service) -> list[dict[str, Any]]:
+    """A pod datastore whose paths are all down (as last polled): the pod cannot balance onto it."""
+    out: list[dict[str, Any]] = []
+    for config in svc.config.pods:
+        link = svc.links.get(config.vcenter)
+        inventory = link.last_inventory if link is not None else None  # never connects, never waits
+        if inventory is None:
+            continue
+        pod = resolve_pod(config, inventory)
+        for moid in pod.datastores:
+            ds = inventory.datastores.get(moid)
+            if ds is not None and not ds.accessible:
+                error = f"datastore {ds.name} of pod {pod.name} is inaccessible"
+                out.append({"vcenter": pod.vcenter, "job": "inventory", "error": error, "at": None})
     return out
 
 
@@ -818,17 +839,36 @@ def health(svc: Service) -> dict[str, Any]:
     except BasilError:
         store_ok = False
     vcs = [
-        {"name": v["name"], "connected": v["connected"], "last_collection": v["last_collection"]}
+        {
+            "name": v["name"],
+            "connected": v["connected"],
+            "last_collection": v["last_collection"],
+            "problems": v["problems"],
+            "next_attempt": v["next_attempt"],
+        }
         for v in vcenters(svc)
     ]
+    # What degrades the service: a vCenter that is down, a job failing on one (collection,
+    # inventory, tags, models), pods that overlap. Each names its vCenter, job and error.
+    problems = [{"vcenter": v["name"], **p} for v in vcs for p in v["problems"]]
+    problems += [
+        {"vcenter": v["name"], "job": "connect", "error": "not connected", "at": None}
+        for v in vcs
+        if not v["connected"] and not any(p["job"] == "connect" for p in v["problems"])
+    ]
+    with svc._lock:
+        overlaps = list(svc.pod_overlaps)
+    problems += [{"vcenter": None, "job": "inventory", "error": text, "at": None} for text in overlaps]
+    problems += _inaccessible_pod_datastores(svc)
     running = svc.scheduler is not None and svc.scheduler.running
-    ok = store_ok and all(v["connected"] for v in vcs)
+    ok = store_ok and not problems
     return {
         "status": "ok" if ok else "degraded",
         "version": __version__,
         "scheduler": "running" if running else "stopped",
         "store": "ok" if store_ok else "unavailable",
         "vcenters": vcs,
+        "problems": problems,
     }
 
 
@@ -864,5 +904,11 @@ def metrics_text(svc: Service) -> str:
     gauges += [
         ("basil_vcenter_connected", {"vcenter": n}, 1.0 if link.connected else 0.0)
         for n, link in svc.links.items()
+    ]
+    # 1 per job failing on a vCenter now, so an alert can say which (0 series are not written).
+    gauges += [
+        ("basil_vcenter_job_failing", {"vcenter": n, "job": p.job}, 1.0)
+        for n, link in svc.links.items()
+        for p in link.problem_list()
     ]
     return svc.counters.render(gauges)

@@ -77,6 +77,8 @@ def inventory_cmd(as_json: bool, no_tags: bool, **kw: Any) -> None:
     params = _params(kw)
     with VCenterConnection(params) as conn:
         inv = fetch_inventory(conn, with_tags=not no_tags)
+    if inv.tags_error:
+        click.echo(f"warning: no tags: {inv.tags_error}", err=True)
     if as_json:
         click.echo(json.dumps(inv.to_dict(), indent=2, sort_keys=True))
         return

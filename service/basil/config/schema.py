@@ -118,6 +118,9 @@ class VCenterConfig:
     # How long one vSphere API call may take before Basil counts vCenter as not answering: what a vCenter
     # hang costs a job, a move's follower or a stop (read-only calls are retried 3 times).
     call_timeout_s: float = 120.0
+    # Read vSphere tags through the Automation API (for pods, pools and exclusions by tag). Off: no
+    # Automation API call at all, for a vCenter whose tagging service is missing or broken.
+    tags: bool = True
 
     def problems(self, path: str) -> list[Problem]:
         found = _name(self.name, f"{path}.name")
@@ -554,6 +557,13 @@ class BasilConfig:
             if pod.vcenter and pod.vcenter not in names:
                 known = ", ".join(sorted(names)) or "none defined"
                 found.append(Problem(f"{at}.vcenter", f"{pod.vcenter!r} is not one of vcenters ({known})"))
+            elif pod.vcenter in names and not self.vcenters[names[pod.vcenter]].tags:
+                where = f"vcenters[{names[pod.vcenter]}].tags"
+                tags_off = f"needs tags, which are off for vCenter {pod.vcenter!r} ({where})"
+                if pod.tag:
+                    found.append(Problem(f"{at}.tag", tags_off))
+                if pod.balance.exclude_tag:
+                    found.append(Problem(f"{at}.balance.exclude_tag", tags_off))
             # A datastore balanced by two pods would be pulled two ways.
             for ds in pod.datastores:
                 owner = claimed.setdefault((pod.vcenter, ds), pod.name)

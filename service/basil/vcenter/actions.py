@@ -215,8 +215,13 @@ def follow_task(
     pc: Any = None
     version = ""
     failures = 0
+    generation = conn.generation
     try:
         while seen.state not in ("success", "error"):
+            if pc is not None and conn.generation != generation:
+                # The session was renewed: the collector died with the old one. A new one (below)
+                # reports the task's whole state again (its first update), so nothing is missed.
+                pc = None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise VCenterTimeoutError(
@@ -224,6 +229,7 @@ def follow_task(
                 )
             try:
                 if pc is None:
+                    generation = conn.generation
                     pc = _task_collector(conn, task, doing)
                     version = ""
                 wait = vmodl.query.PropertyCollector.WaitOptions(
@@ -252,8 +258,8 @@ def follow_task(
                     conn, task, seen, doing, on_progress=on_progress, opts=opts, failures=failures, stop=stop
                 )
     finally:
-        if pc is not None and not (stop is not None and stop.is_set()):
-            _drop_collector(pc)  # (when stopping, vCenter drops it with the session)
+        if pc is not None and conn.generation == generation and not (stop is not None and stop.is_set()):
+            _drop_collector(pc)  # (when stopping, vCenter drops it with the session; a lost one died with it)
     if seen.state == "error":
         if seen.error is None:
             raise VCenterError(f"{doing}: task {task._moId} failed without a fault", fault="")

@@ -23,7 +23,7 @@ import requests
 
 from basil.errors import AuthenticationError
 from basil.vcenter._vmomi import SoapAdapter, vim, vmodl
-from basil.vcenter.connection import ConnectionParams, _FingerprintAdapter, _PinnedHTTPSConnection
+from basil.vcenter.connection import ConnectionParams, _PinnedHTTPSConnection, pinned_or_plain_session
 from basil.vcenter.errors import VCenterConnectionError, VCenterTLSError, error_from_fault
 
 log = logging.getLogger(__name__)
@@ -119,17 +119,7 @@ def _transport_error(params: ConnectionParams, doing: str, err: Exception) -> VC
 
 
 def _http_session(params: ConnectionParams) -> requests.Session:
-    session = requests.Session()
-    session.trust_env = False  # the trust chosen in the config, not REQUESTS_CA_BUNDLE
-    tls = params.tls
-    if tls.pinned is not None:
-        session.verify = False
-        session.mount("https://", _FingerprintAdapter(tls.pinned))
-    elif not tls.verify:
-        session.verify = False
-    elif tls.ca_bundle is not None:
-        session.verify = tls.ca_bundle
-    return session
+    return pinned_or_plain_session(params.tls)  # the trust chosen in the config, not REQUESTS_CA_BUNDLE
 
 
 def _clone_ticket(params: ConnectionParams, token: str, instance_uuid: str) -> str:

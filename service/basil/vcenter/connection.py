@@ -219,6 +219,44 @@ class _FingerprintAdapter(HTTPAdapter):
         super().init_poolmanager(*args, **kwargs)
 
 
+class _PinnedSession(requests.Session):
+    """A requests session whose HTTPS adapter checks the pinned thumbprint, and keeps doing so.
+
+    The Automation SDK mounts plain adapters of its own on the session it is given (to size its
+    pool), which would drop the pin and leave an unverified connection (urllib3 warns about each
+    request): HTTPS adapters mounted later are refused and the pinned one stays.
+    """
+
+    def __init__(self, fingerprint: str) -> None:
+        super().__init__()
+        self.verify = False  # the pin replaces CA verification (a pinned vCenter is self-signed)
+        super().mount("https://", _FingerprintAdapter(fingerprint))
+
+    def mount(self, prefix: str, adapter: Any) -> None:
+        if prefix.lower().startswith("https"):
+            log.debug("keeping the pinned HTTPS adapter instead of a %s", type(adapter).__name__)
+            return
+        super().mount(prefix, adapter)
+
+
+def pinned_or_plain_session(tls: TLSOptions) -> requests.Session:
+    """A requests session that trusts the server as *tls* says (pin, CA bundle, system CAs or, asked
+    for explicitly, nothing)."""
+    session = _PinnedSession(tls.pinned) if tls.pinned is not None else requests.Session()
+    # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override session.verify, which would
+    # silently swap the trust chosen here; the SOAP side ignores the environment too.
+    session.trust_env = False
+    if tls.pinned is None:
+        if not tls.verify:
+            session.verify = False
+            # Asked for explicitly and already warned about once per connection; urllib3 would
+            # otherwise warn on every request.
+            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
+        elif tls.ca_bundle is not None:
+            session.verify = tls.ca_bundle
+    return session
+
+
 class _ResilientStub(SoapAdapter.StubAdapterBase):  # type: ignore[misc]
     """The stub all managed objects are bound to: counting, re-login, bounded retries."""
 
@@ -405,6 +443,16 @@ class VCenterConnection:
         self._count_request()
 
     @property
+    def generation(self) -> int:
+        """How many times this connection has logged in again since :meth:`connect` (0 at first).
+
+        Whatever vCenter binds to a session (PropertyCollectors and their filters, container
+        views, an update version) is gone after a re-login; its holders compare this number with
+        the one they were built under and build again.
+        """
+        return self._generation
+
+    @property
     def requests_made(self) -> int:
         """SOAP requests sent so far (including retries and logins)."""
         return self._requests
@@ -426,22 +474,7 @@ class VCenterConnection:
 
     def http_session(self) -> requests.Session:
         """A requests session with the same TLS rules, for the vSphere Automation (REST/JSON-RPC) API."""
-        session = requests.Session()
-        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override session.verify, which would
-        # silently swap the trust chosen here; the SOAP side ignores the environment too.
-        session.trust_env = False
-        tls = self.params.tls
-        if tls.pinned is not None:
-            session.verify = False
-            session.mount("https://", _FingerprintAdapter(tls.pinned))
-        elif not tls.verify:
-            session.verify = False
-            # Asked for explicitly and already warned about once per connection; urllib3 would
-            # otherwise warn on every request.
-            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
-        elif tls.ca_bundle is not None:
-            session.verify = tls.ca_bundle
-        return session
+        return pinned_or_plain_session(self.params.tls)
 
     @contextmanager
     def translate(self, doing: str) -> Iterator[None]:
@@ -562,15 +595,28 @@ def fetch_server_thumbprint(server: str, timeout_s: float = 10.0, length: int = 
 
     For an administrator who wants to pin a self-signed vCenter: compare it out of band first.
     """
-    host, port = ConnectionParams(server, session_cookie="-").host_port()
+    try:
+        host, port = ConnectionParams(server, session_cookie="-").host_port()
+    except ValueError as err:
+        raise VCenterConnectionError(f"{server}: {err}") from None
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    with (
-        socket.create_connection((host, port), timeout=timeout_s) as sock,
-        ctx.wrap_socket(sock, server_hostname=host) as tls,
-    ):
-        der = tls.getpeercert(binary_form=True)
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+    except OSError as err:
+        raise VCenterConnectionError(f"cannot reach {server}: {err.strerror or err}") from None
+    try:
+        with sock, ctx.wrap_socket(sock, server_hostname=host) as tls:
+            der = tls.getpeercert(binary_form=True)
+    except ssl.SSLError as err:
+        # A plain-HTTP port answers the ClientHello with an HTTP error page, which the TLS layer
+        # reads as a record of an unknown version.
+        if err.reason in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "UNKNOWN_PROTOCOL", "HTTP_REQUEST"):
+            raise VCenterTLSError(f"{server} does not speak TLS on port {port} (plain HTTP?)") from None
+        raise VCenterTLSError(f"no TLS handshake with {server}: {err.reason or err}") from None
+    except OSError as err:
+        raise VCenterConnectionError(f"{server} closed the connection: {err.strerror or err}") from None
     if der is None:
         raise VCenterTLSError(f"{server} presented no certificate")
     return certificate_thumbprint(der, length)

@@ -18,6 +18,7 @@ from typing import Any
 
 from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
+from basil.vcenter.errors import VCenterError, VCenterNotFoundError
 from basil.vcenter.tags import read_tags
 from basil.vcenter.types import (
     ComputeCluster,
@@ -156,11 +157,18 @@ def retrieve_raw(conn: VCenterConnection, page_size: int = PAGE_SIZE) -> RawStor
 def fetch_inventory(
     conn: VCenterConnection, *, with_tags: bool = True, page_size: int = PAGE_SIZE
 ) -> Inventory:
-    """The whole inventory of *conn*'s vCenter, tags included unless *with_tags* is false."""
+    """The whole inventory of *conn*'s vCenter, tags included unless *with_tags* is false.
+
+    Tags that cannot be read leave the inventory without tags and say why in ``tags_error``.
+    """
     raw = retrieve_raw(conn, page_size)
     inv = build_inventory(conn.server, raw)
     if with_tags:
-        categories, tags, assignments = read_tags(conn)
+        try:
+            categories, tags, assignments = read_tags(conn)
+        except VCenterError as err:
+            log.warning("tags of %s: %s", conn.server, err.message)
+            return replace(inv, tags_error=err.message)
         inv = replace(inv, categories=categories, tags=tags, tag_assignments=assignments)
     return inv
 
@@ -376,6 +384,14 @@ class InventoryWatcher:
     every object, paged by ``max_object_updates``); each :meth:`poll` applies only what changed
     since and returns the new inventory (its ``version`` one higher when something changed). Tags
     are not part of vCenter's change feed: :meth:`refresh_tags` rereads them.
+
+    The collector, its filter, the view and the update version belong to the session that made
+    them. After the connection logged in again (its ``generation`` moved on) or when vCenter no
+    longer knows the collector, :meth:`poll` builds them anew on the current session and reads the
+    inventory in full (:meth:`rebuild`, also what a periodic full re-read calls).
+
+    A failure to read tags is not fatal: the inventory keeps the tags read last (none at first) and
+    ``tags_error`` says what went wrong until a read succeeds.
     """
 
     def __init__(
@@ -395,7 +411,10 @@ class InventoryWatcher:
         self._collector: Any = None
         self._view: Any = None
         self._inventory: Inventory | None = None
+        self._generation = -1  # the connection's generation the collector and view were made under
         self.last_changed: frozenset[str] = frozenset()
+        self.rebuilds = 0  # times the collector was built again (session lost or full re-read)
+        self.tags_error = ""  # why the last tag read failed ("" when it succeeded or tags are off)
 
     @property
     def inventory(self) -> Inventory:
@@ -404,21 +423,73 @@ class InventoryWatcher:
         return self._inventory
 
     def start(self) -> Inventory:
-        conn = self._conn
-        with conn.translate("starting the inventory watcher"):
-            self._collector = conn.content.propertyCollector.CreatePropertyCollector()
-            self._view = create_view(conn)
-            self._collector.CreateFilter(spec=filter_spec(self._view), partialUpdates=False)
-        self._drain(wait_s=0)
-        inv = build_inventory(conn.server, self._raw, version=0)
+        self._open()
+        inv = build_inventory(self._conn.server, self._raw, version=0)
         if self._with_tags:
             inv = self._with_fresh_tags(inv)
         self._inventory = inv
         return inv
 
+    def _open(self) -> None:
+        """A new collector, filter and view on the current session, and every object read afresh."""
+        conn = self._conn
+        self._generation = conn.generation
+        self._raw = {}
+        self._version = ""
+        with conn.translate("starting the inventory watcher"):
+            self._collector = conn.content.propertyCollector.CreatePropertyCollector()
+            self._view = create_view(conn)
+            self._collector.CreateFilter(spec=filter_spec(self._view), partialUpdates=False)
+        self._drain(wait_s=0)
+
+    def rebuild(self) -> Inventory:
+        """Read the whole inventory again through a new collector (the old one destroyed when its
+        session still lives); the result is one version higher and keeps the tags read last."""
+        old = self.inventory
+        self._discard()
+        try:
+            self._open()
+        except VCenterError:
+            self._discard()  # nothing half-built is polled; the next poll starts over
+            raise
+        self.rebuilds += 1
+        inv = build_inventory(old.server, self._raw, version=old.version + 1)
+        inv = replace(
+            inv,
+            categories=old.categories,
+            tags=old.tags,
+            tag_assignments=old.tag_assignments,
+            tags_error=old.tags_error,
+        )
+        if replace(inv, version=old.version, fetched_at=old.fetched_at) == old:
+            self.last_changed = frozenset()
+            return old  # nothing differs: the same inventory, the same version
+        self._inventory = inv
+        self.last_changed = frozenset(self._raw) | _known(old)
+        if self._on_change is not None:
+            self._on_change(inv, self.last_changed)
+        return inv
+
     def poll(self, wait_s: float = 0) -> Inventory:
-        """Apply the changes vCenter reports within *wait_s* seconds (0: only what is pending)."""
-        changed = self._drain(wait_s)
+        """Apply the changes vCenter reports within *wait_s* seconds (0: only what is pending).
+
+        After a re-login the collector of the lost session is gone: the inventory is read again in
+        full on the new one (see :meth:`rebuild`).
+        """
+        if self._collector is None:  # a re-read failed half-way: start over
+            return self.rebuild()
+        if self._conn.generation != self._generation:
+            log.info("inventory of %s: the session was renewed; reading it again", self._conn.server)
+            return self.rebuild()
+        try:
+            changed = self._drain(wait_s)
+        except VCenterNotFoundError:
+            if self._conn.generation == self._generation:
+                raise  # not a lost session: vCenter lost the collector otherwise; reported
+            log.info(
+                "inventory of %s: the session was lost while waiting; reading it again", self._conn.server
+            )
+            return self.rebuild()
         self.last_changed = frozenset(changed)
         if not changed:
             return self.inventory
@@ -429,20 +500,32 @@ class InventoryWatcher:
         return inv
 
     def refresh_tags(self) -> Inventory:
-        inv = self._with_fresh_tags(self.inventory)
+        """Read the tags again; the inventory gets a new version only when they changed."""
+        old = self.inventory
+        inv = self._with_fresh_tags(old)
+        if inv == old:
+            return old
         self._inventory = replace(inv, version=inv.version + 1, fetched_at=datetime.now(UTC))
         return self._inventory
 
     def close(self) -> None:
         conn = self._conn
         try:
-            with conn.translate("stopping the inventory watcher"):
-                if self._collector is not None:
-                    self._collector.DestroyPropertyCollector()
-                if self._view is not None:
-                    self._view.DestroyView()
+            if self._generation == conn.generation:  # else they died with their session
+                with conn.translate("stopping the inventory watcher"):
+                    if self._collector is not None:
+                        self._collector.DestroyPropertyCollector()
+                    if self._view is not None:
+                        self._view.DestroyView()
         finally:
             self._collector = self._view = None
+
+    def _discard(self) -> None:
+        """Let go of the collector and view, destroying them when their session still lives."""
+        try:
+            self.close()
+        except VCenterError as err:
+            log.debug("inventory of %s: dropping the old collector: %s", self._conn.server, err.message)
 
     def __enter__(self) -> InventoryWatcher:
         self.start()
@@ -454,8 +537,15 @@ class InventoryWatcher:
     # --- internals ----------------------------------------------------------------------------
 
     def _with_fresh_tags(self, inv: Inventory) -> Inventory:
-        categories, tags, assignments = read_tags(self._conn)
-        return replace(inv, categories=categories, tags=tags, tag_assignments=assignments)
+        try:
+            categories, tags, assignments = read_tags(self._conn)
+        except VCenterError as err:
+            if err.message != self.tags_error:
+                log.warning("tags of %s: %s", self._conn.server, err.message)
+            self.tags_error = err.message
+            return replace(inv, tags_error=err.message)
+        self.tags_error = ""
+        return replace(inv, categories=categories, tags=tags, tag_assignments=assignments, tags_error="")
 
     def _drain(self, wait_s: float) -> set[str]:
         """Read update sets until vCenter has nothing more (following truncation); apply them."""
@@ -503,7 +593,13 @@ class InventoryWatcher:
         version = old.version + 1
         if structural:
             inv = build_inventory(old.server, raw, version=version)
-            return replace(inv, categories=old.categories, tags=old.tags, tag_assignments=old.tag_assignments)
+            return replace(
+                inv,
+                categories=old.categories,
+                tags=old.tags,
+                tag_assignments=old.tag_assignments,
+                tags_error=old.tags_error,
+            )
         hosts = dict(old.hosts)
         datastores = dict(old.datastores)
         vms = dict(old.vms)

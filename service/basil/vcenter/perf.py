@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
@@ -43,6 +44,9 @@ from basil.vcenter.types import (
 )
 
 log = logging.getLogger(__name__)
+
+# A virtual disk's performance instance: controller type, bus and unit ("scsi0:1", "nvme0:0").
+_DISK_INSTANCE = re.compile(r"(scsi|ide|sata|nvme)\d+:\d+")
 
 REALTIME_INTERVAL_S = 20
 #: vCenter keeps real-time samples for an hour: nothing older is asked for.
@@ -750,6 +754,8 @@ class _Samples:
         if kind == "vm":
             if instance not in expected:
                 self.gaps[Missing(entity, "unknown_instance", instance, "not a disk in the inventory")] = None
+                if not _DISK_INSTANCE.fullmatch(instance):
+                    return None  # "*" (the simulator echoes the wildcard), a NIC, ...: not a disk
             return instance
         resolved = self.uuids.get(instance) or self.names.get(instance)
         if resolved is None and instance in self.inventory.datastores:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -59,6 +60,32 @@ def _automation_sdk() -> tuple[Any, Any]:
     return Error, create_vsphere_client
 
 
+def _listed(call: Callable[[], Any], what: str, server: str) -> list[Any]:
+    """The list an Automation API call answers, or a clear error when it answered something else.
+
+    govmomi's stock simulator (vcsim) answers every tagging call with a null output: the SDK then
+    fails to convert it (a ``TypeError`` about its ``VoidValue``) or hands back a non-list.
+    """
+    try:
+        value = call()
+    except TypeError as err:
+        if "VoidValue" not in str(err):
+            raise
+        value = None
+    if isinstance(value, list):
+        return value
+    answer = (
+        "no data (null)"
+        if value is None or type(value).__name__ == "VoidValue"
+        else f"a {type(value).__name__}"
+    )
+    raise VCenterError(
+        f"reading tags on {server}: the Automation API answered {what} with {answer}"
+        "; it does not serve tagging (turn tags off for this vCenter if no pod uses them)",
+        fault="TaggingUnavailable",
+    )
+
+
 def read_tags(conn: VCenterConnection) -> TagData:
     """Categories and tags by id, and the ids of the tags attached to each VM and datastore moid."""
     VapiError, create_vsphere_client = _automation_sdk()
@@ -79,11 +106,11 @@ def read_tags(conn: VCenterConnection) -> TagData:
         )
         tagging = client.tagging
         categories: dict[str, TagCategory] = {}
-        for cid in tagging.Category.list():
+        for cid in _listed(tagging.Category.list, "the category list", params.server):
             c = tagging.Category.get(cid)
             categories[c.id] = TagCategory(id=c.id, name=c.name, cardinality=str(c.cardinality))
         tags: dict[str, Tag] = {}
-        for tid in tagging.Tag.list():
+        for tid in _listed(tagging.Tag.list, "the tag list", params.server):
             t = tagging.Tag.get(tid)
             cat = categories.get(t.category_id)
             tags[t.id] = Tag(
@@ -91,7 +118,13 @@ def read_tags(conn: VCenterConnection) -> TagData:
             )
         attached: dict[str, list[str]] = {}
         if tags:
-            for entry in tagging.TagAssociation.list_attached_objects_on_tags(list(tags)):
+            ids = list(tags)
+            attachments = _listed(
+                lambda: tagging.TagAssociation.list_attached_objects_on_tags(ids),
+                "the tag associations",
+                params.server,
+            )
+            for entry in attachments:
                 for obj in entry.object_ids or ():
                     if obj.type in TAGGED_TYPES:
                         attached.setdefault(obj.id, []).append(entry.tag_id)

@@ -225,6 +225,9 @@ class Inventory:
     tags: Mapping[str, Tag] = field(default_factory=dict)
     # object moid -> ids of the tags attached to it (VMs and datastores)
     tag_assignments: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # why tags could not be read ("" when they were, or were not asked for); the tags are then the
+    # ones read last, or none
+    tags_error: str = ""
 
     def vm(self, moid: str) -> VirtualMachine:
         try:
@@ -293,6 +296,7 @@ class Inventory:
             "categories": [asdict(x) for x in self.categories.values()],
             "tags": [asdict(x) for x in self.tags.values()],
             "tag_assignments": {k: list(v) for k, v in self.tag_assignments.items()},
+            "tags_error": self.tags_error or None,
         }
 
     @classmethod
