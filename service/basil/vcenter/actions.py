@@ -189,7 +189,7 @@ def _read_after_failure(
             time.sleep(delay)
 
 
-def follow_task(
+def follow_task(  # noqa: PLR0912 (watch, renewed session, failed watch, stop: one loop reads best)
     conn: VCenterConnection,
     task: Any,
     doing: str,
