@@ -67,6 +67,7 @@ def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service
             **kw,
         )
         svc.start(scheduler=False)
+        svc.wait_connected()
         made.append(svc)
         return svc
 

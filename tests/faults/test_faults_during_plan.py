@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from basil.app import Actor, Service
+from basil.app.vcenters import Backoff
 from basil.errors import VCenterError
 from basil.store import Store
 from basil.store.models import Disk, DiskSample
@@ -413,11 +414,14 @@ def test_a_plan_whose_resumption_met_a_hung_vcenter_is_resumed_once_it_answers(
         start_move(session, plan.moves[0].id)
     first.shutdown()
     paused.set_latency_ms(2500)
-    svc = make_service(paused, timeout_s=1.0, retries=0)  # its start resumes the plan: vCenter hangs
+    svc = make_service(paused, start=False, timeout_s=1.0, retries=0)
+    svc.links["lab"].backoff = Backoff(first_s=0.5, cap_s=1.0)  # the failed connect is retried soon
+    svc.start(scheduler=False)  # its start resumes the plan: vCenter hangs
     wait_until(lambda: svc.links["lab"].last_error != "", 60, "the resumption to meet the hang")
     svc.wait_for_plan(plan_id, timeout_s=60)
     assert svc.plan(plan_id)["state"] == "running"  # its move's outcome is unknown: not ended
     paused.set_latency_ms(0)
+    time.sleep(1.0)  # the back-off after the failed connect (above) has passed
     run = svc.run_job("maintenance")
     assert run["details"]["resumed_plans"] == [plan_id], run
     wait_until(lambda: _relocating(paused, "webserver-1"), 60, "the resumed move's relocation")

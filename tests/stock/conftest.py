@@ -77,6 +77,7 @@ def stock_service(
         url = f"sqlite:///{tmp_path / f'basil-{len(made)}.db'}"
         svc = Service.from_config(stock_config(stock, url, **kw))
         svc.start(scheduler=False)
+        svc.wait_connected()
         made.append(svc)
         return svc
 

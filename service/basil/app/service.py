@@ -122,6 +122,7 @@ class Service:
         self.scheduler: BackgroundScheduler | None = None
         self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
+        self._connecting: list[threading.Thread] = []
         self.latest_disks: dict[str, dict[tuple[str, str], DiskSample]] = {n: {} for n in self.links}
         self.latest_hosts: dict[str, dict[tuple[str, str], HostDatastoreSample]] = {n: {} for n in self.links}
         self._window_lock = threading.Lock()  # serialises changes of the rebalance window
@@ -160,10 +161,14 @@ class Service:
             log.info("%d job runs were left running by a stopped service; marked failed", abandoned)
         # Each vCenter is connected in the background: one that hangs must not hold up the start (the
         # API, /health included, answers meanwhile); whatever needs the link waits for it.
-        for link in self.links.values():
+        self._connecting = [
             threading.Thread(
                 target=self._connect, args=(link,), name=f"basil-connect-{link.name}", daemon=True
-            ).start()
+            )
+            for link in self.links.values()
+        ]
+        for thread in self._connecting:
+            thread.start()
         self.started_at = datetime.now(UTC)
         self.resume_plans()
         if scheduler:
@@ -174,6 +179,13 @@ class Service:
             if periodic:
                 job_registry.register_jobs(self.scheduler, self.config)
             self.scheduler.resume()
+
+    def wait_connected(self, timeout_s: float | None = None) -> None:
+        """Wait for the first connection attempt to each vCenter (made in the background by
+        :meth:`start`) to end, whatever its outcome; for callers that need the links settled."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        for thread in self._connecting:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _connect(self, link: VCenterLink) -> None:
         if self.stopping.is_set():
