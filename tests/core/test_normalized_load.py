@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from basil.core.device_model import DeviceSample
+from basil.core.device_model import ASSUMED_DEVICES, PER_DEVICE_P, DeviceSample
 from basil.core.normalized_load import (
     LOAD_GIVEN,
     LOAD_SAMPLES,
@@ -15,6 +15,7 @@ from basil.core.normalized_load import (
     MODEL_FITTED,
     MODEL_GIVEN,
     MODEL_NEW,
+    MODEL_PRIOR,
     imbalance,
     resolve_models,
 )
@@ -125,3 +126,22 @@ def test_stand_in_is_per_pod_and_one_without_models() -> None:
     ]
     models = resolve_models(snapshot(stores, []), BalancerParams())
     assert models.stand_in == {"p1": 0.5, "p2": 1.0}
+
+
+def test_a_described_device_gets_a_prior_and_is_not_new_when_confident() -> None:
+    known = replace(datastore("ssd", performance=None), device_kind="ssd", spindles=4)
+    kind_only = replace(datastore("sata", performance=None), device_kind="sata7k")
+    fitted = replace(datastore("fitted", performance=None), samples=good_samples(0.25))  # P = 4
+    models = resolve_models(snapshot([known, kind_only, fitted], []), BalancerParams())
+    m = models.datastores
+    assert m["ssd"].source == MODEL_PRIOR
+    assert not m["ssd"].new  # so it may receive more than one disk in a round
+    assert m["ssd"].performance == pytest.approx(4 * PER_DEVICE_P["ssd"])
+    # A kind without a device count is not confident: still new, its prior only the stand-in.
+    assert m["sata"].new
+    assert m["sata"].effective_performance == pytest.approx(ASSUMED_DEVICES * PER_DEVICE_P["sata7k"])
+    # A credible fit beats the prior.
+    with_fit = replace(known, name="ssd2", samples=good_samples(0.25))
+    assert resolve_models(snapshot([with_fit], []), BalancerParams()).datastores["ssd2"].performance == (
+        pytest.approx(4.0)
+    )

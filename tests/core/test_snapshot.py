@@ -305,3 +305,39 @@ def test_round_trip_keeps_samples_rules_and_time() -> None:
     doc = parse_snapshot(copy.deepcopy(document))
     assert parse_snapshot(snapshot_to_document(doc.snapshot)).snapshot == doc.snapshot
     assert isinstance(doc.snapshot, Snapshot)
+
+
+def test_device_description_and_microsecond_latency_round_trip() -> None:
+    document = minimal()
+    document["datastores"][1].update(device_kind="ssd", spindles=4)
+    document["datastores"][1]["samples"] = [
+        {
+            "host": "h1",
+            "oio": 4,
+            "latency_ms": 0,
+            "latency_us": 412,
+            "iops": 900,
+            "io_size_kb": 8,
+            "seq_pct": 0,
+        }
+    ]
+    doc = parse_snapshot(copy.deepcopy(document))
+    ds = doc.snapshot.datastores[1]
+    assert (ds.device_kind, ds.spindles) == ("ssd", 4)
+    assert ds.samples[0].latency_us == 412
+    assert ds.samples[0].latency == pytest.approx(0.412)
+    assert parse_snapshot(snapshot_to_document(doc.snapshot)).snapshot == doc.snapshot
+    # Documents without the new fields read as before.
+    assert parse_snapshot(minimal()).snapshot.datastores[1].device_kind is None
+
+
+def test_bad_device_description_names_the_fields() -> None:
+    document = minimal()
+    document["datastores"][0].update(device_kind="tape", spindles=0)
+    document["datastores"][1]["samples"] = [
+        {"host": "h1", "oio": 4, "latency_ms": 0, "latency_us": -1, "iops": 9, "io_size_kb": 8, "seq_pct": 0}
+    ]
+    found = problems_of(document)
+    assert "unknown device kind 'tape'" in found["datastores[0].device_kind"]
+    assert "positive" in found["datastores[0].spindles"]
+    assert "datastores[1].samples[0].latency_us" in found

@@ -14,8 +14,11 @@ naive ones read as UTC)::
         "maintenance"*: false,                  # never a target; left out of the balance
         "performance"*: 1.4,                    # P, when known; wins over samples
         "samples"*: [{"host", "oio", "latency_ms", "iops", "io_size_kb", "seq_pct",
-                      "time"*, "op"*: "read" | "write"}],   # read-side counters per host
-        "pod"*: "gold"                          # balancing domain; default "default"
+                      "time"*, "op"*: "read" | "write",
+                      "latency_us"*}],          # per host; latency_us wins over latency_ms
+        "pod"*: "gold",                         # balancing domain; default "default"
+        "device_kind"*: "ssd" | "fc15k" | "sas15k" | "sas10k" | "sata7k" | "nlsas7k",
+        "spindles"*: 8                          # devices behind it; with device_kind, a prior P
       }],
       "disks": [{
         "id": "vm1/scsi0:1", "vm": "vm1", "datastore": "ds1", "size_gb": 40,
@@ -38,7 +41,9 @@ naive ones read as UTC)::
     }
 
 Every disk needs ``load``, ``workload`` or ``samples``. A datastore with neither ``performance`` nor
-samples that fit is new (BASIL §6.3). Unknown fields are errors, so a typo is never silently ignored.
+samples that fit is new (BASIL §6.3), unless ``device_kind`` and ``spindles`` give it a confident
+prior P. Files without the optional fields read as before. Unknown fields are errors, so a typo is
+never silently ignored.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from basil.core.device_model import OP_READ, DeviceModelParams, DeviceSample
+from basil.core.device_model import OP_READ, PER_DEVICE_P, DeviceModelParams, DeviceSample
 from basil.core.params import BalancerParams
 from basil.core.workload_model import (
     WorkloadConstants,
@@ -78,9 +83,20 @@ class Datastore:
     performance: float | None = None  # P = 1/slope (§4), when given rather than fitted
     samples: tuple[DeviceSample, ...] = ()
     pod: str = DEFAULT_POD
+    device_kind: str | None = None  # for a prior P (device_model.PER_DEVICE_P)
+    spindles: int | None = None
 
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
+        if self.device_kind is not None and self.device_kind not in PER_DEVICE_P:
+            found.append(
+                Problem(
+                    f"{path}.device_kind",
+                    f"unknown device kind {self.device_kind!r} (known: {', '.join(sorted(PER_DEVICE_P))})",
+                )
+            )
+        if self.spindles is not None and (isinstance(self.spindles, bool) or self.spindles < 1):
+            found.append(Problem(f"{path}.spindles", f"must be a positive integer, got {self.spindles!r}"))
         if not self.name:
             found.append(Problem(f"{path}.name", "must not be empty"))
         found += number_problems(self.capacity_gb, f"{path}.capacity_gb", minimum=0, exclusive_minimum=True)
@@ -274,9 +290,9 @@ def validate_parts(
 # --- JSON -------------------------------------------------------------------------------------------
 
 _DATASTORE_REQUIRED = ("name", "capacity_gb", "free_gb", "hosts")
-_DATASTORE_OPTIONAL = ("maintenance", "performance", "samples", "pod")
+_DATASTORE_OPTIONAL = ("maintenance", "performance", "samples", "pod", "device_kind", "spindles")
 _DEVICE_SAMPLE_REQUIRED = ("host", "oio", "latency_ms", "iops", "io_size_kb", "seq_pct")
-_DEVICE_SAMPLE_OPTIONAL = ("time", "op")
+_DEVICE_SAMPLE_OPTIONAL = ("time", "op", "latency_us")
 _DISK_REQUIRED = ("id", "vm", "datastore", "size_gb", "hosts")
 _DISK_OPTIONAL = ("load", "workload", "samples", "iops", "last_moved")
 _WORKLOAD_REQUIRED = ("oio", "io_size_kb", "read_pct", "random_pct")
@@ -461,10 +477,13 @@ def _device_sample(r: _Reader, raw: object, path: str) -> DeviceSample | None:
     nums = [r.number(obj, k, path) for k in ("oio", "latency_ms", "iops", "io_size_kb", "seq_pct")]
     time = r.time(obj, "time", path)
     op = r.string(obj, "op", path)
+    latency_us = r.number(obj, "latency_us", path)
     if len(r.problems) > before or host is None or not all(n is not None for n in nums):
         return None
     oio, latency, iops, size, seq = (float(n) for n in nums if n is not None)
-    return DeviceSample(host, oio, latency, iops, size, seq, time, op if op is not None else OP_READ)
+    return DeviceSample(
+        host, oio, latency, iops, size, seq, time, op if op is not None else OP_READ, latency_us
+    )
 
 
 def _workload(r: _Reader, raw: object, path: str) -> WorkloadParams | None:
@@ -505,6 +524,8 @@ def _datastore(r: _Reader, raw: object, path: str, names: list[str]) -> Datastor
     maintenance = r.boolean(obj, "maintenance", path)
     performance = r.number(obj, "performance", path)
     pod = r.string(obj, "pod", path)
+    kind = r.string(obj, "device_kind", path)
+    spindles = r.integer(obj, "spindles", path)
     samples = r.entries(obj, "samples", path, lambda v, p: _device_sample(r, v, p))
     if len(r.problems) > before or name is None or capacity is None or free is None or hosts is None:
         return None
@@ -517,6 +538,8 @@ def _datastore(r: _Reader, raw: object, path: str, names: list[str]) -> Datastor
         performance=performance,
         samples=tuple(s for _, s in samples),
         pod=pod if pod is not None else DEFAULT_POD,
+        device_kind=kind,
+        spindles=spindles,
     )
 
 
@@ -701,11 +724,16 @@ def _datastore_document(ds: Datastore) -> dict[str, Any]:
                 "seq_pct": s.seq_pct,
                 **({"time": s.time} if s.time is not None else {}),
                 **({"op": s.op} if s.op != OP_READ else {}),
+                **({"latency_us": s.latency_us} if s.latency_us is not None else {}),
             }
             for s in ds.samples
         ]
     if ds.pod != DEFAULT_POD:
         entry["pod"] = ds.pod
+    if ds.device_kind is not None:
+        entry["device_kind"] = ds.device_kind
+    if ds.spindles is not None:
+        entry["spindles"] = ds.spindles
     return entry
 
 
