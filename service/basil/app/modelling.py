@@ -4,21 +4,87 @@ Workload model (BASIL §3, §6.1): the 90th percentile of OIO, IO size, read % a
 window, read from the store's mergeable sketches, and L, the numerator of eq. 1. Device model (§4,
 §6.1): the read ⟨OIO, latency⟩ points of a datastore, each interval aggregated over every host that
 uses it (OIO summed, latency IOPS-weighted, done by the store's query), fitted by
-:func:`basil.core.device_model.fit_device_model` with its §4.1 filters. Both are saved with their
+:func:`basil.core.device_model.fit_device_model` and settled against the previous model and the
+configured device (:func:`basil.core.device_model.settle_performance`). Both are saved with their
 quality and kept as history. "Now" is vCenter's newest sample time.
+
+Microsecond read latency per datastore. vCenter has no microsecond read latency per datastore and
+host: ``datastore.totalReadLatency`` is whole milliseconds, and ``sizeNormalizedDatastoreLatency``
+(µs) mixes reads with writes, is normalised to an IO size the device model does not use and is
+published only while Storage I/O Control runs. ``virtualDisk.readLatencyUS`` is real-time, per
+disk, in µs. So an interval's µs read latency is the read-IOPS-weighted mean of ``readLatencyUS``
+over the disks the inventory places on the datastore, used when those disks have it and their read
+IOPS account for the hosts' (within 10 % + 2 IOPS: a disk that moved in or out, or IO from outside
+the inventory, falls back to the millisecond figure for that interval). The fit reports which it used.
+
+Storage vMotion. Copy windows come from vCenter's recent relocation tasks (Basil's own and anyone
+else's, in vCenter's clock); Basil's own plan moves name their source and target, other tasks the
+datastores the VM's disks are on now (the source of a finished foreign move is not known).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from basil.core.device_model import DeviceFit, DeviceModelParams, DeviceSample, fit_device_model
-from basil.core.workload_model import WorkloadModelParams, WorkloadParams, load_metric, workload_flags
+from basil.config.schema import DeviceConfig
+from basil.core.device_model import (
+    OP_WRITE,
+    SOURCE_FIT,
+    SOURCE_NONE,
+    DeviceFit,
+    DeviceModelParams,
+    DevicePrior,
+    DeviceSample,
+    FitStatus,
+    device_prior,
+    fit_device_model,
+    settle_performance,
+)
+from basil.core.workload_model import (
+    WorkloadModelParams,
+    WorkloadParams,
+    classify_workload,
+    load_metric,
+    workload_flags,
+)
 from basil.store import Store
-from basil.store.fits import DatastoreModel, DiskModel, save_datastore_models, save_disk_models
-from basil.store.samples import DevicePoints, device_points, from_epoch, workload_percentiles
+from basil.store.fits import (
+    DatastoreModel,
+    DiskModel,
+    current_datastore_models,
+    own_relocations,
+    save_datastore_models,
+    save_disk_models,
+)
+from basil.store.samples import (
+    DevicePoints,
+    device_points,
+    disk_read_latency_us,
+    epoch,
+    from_epoch,
+    workload_percentiles,
+)
+from basil.vcenter.relocations import Relocation
+from basil.vcenter.types import Inventory
+
+#: How closely the disks' read IOPS must match the hosts' for their µs latency to stand for the datastore.
+COVERAGE_REL = 0.10
+COVERAGE_ABS_IOPS = 2.0
+#: The store's quality column holds 16 characters; longer statuses are saved under a short name.
+_QUALITY = {FitStatus.NON_POSITIVE_SLOPE: "non_pos_slope", FitStatus.NEGATIVE_INTERCEPT: "neg_intercept"}
+
+
+@dataclass(frozen=True)
+class CopyWindow:
+    """A Storage vMotion's copy: the datastores it reads or writes, over [start, end] (epoch seconds)."""
+
+    datastores: frozenset[str]
+    start: float
+    end: float
 
 
 @dataclass(frozen=True)
@@ -53,6 +119,8 @@ def fit_disk_models(
     q = params.percentile / 100.0
     with store.read_session() as session:
         percentiles = workload_percentiles(session, since, until, q, vcenter=vcenter)
+        # Medians too: a 90th percentile OIO far above the median marks a bursty disk.
+        medians = workload_percentiles(session, since, until, 0.5, vcenter=vcenter)
     at = fitted_at or datetime.now(UTC)
     models: list[DiskModel] = []
     incomplete = 0
@@ -61,6 +129,8 @@ def fit_disk_models(
             incomplete += 1
             continue
         w = WorkloadParams(p.oio or 0.0, p.io_size_kb or 0.0, p.read_pct or 0.0, p.random_pct or 0.0)
+        median = medians.get(ref)
+        kind = classify_workload(w, params, median.oio if median is not None else None)
         models.append(
             DiskModel(
                 disk=ref,
@@ -74,7 +144,13 @@ def fit_disk_models(
                 load=load_metric(w, params.constants),  # BASIL eq. 1, numerator
                 samples_used=p.samples,
                 flags=workload_flags(w, params),
-                quality={"percentile": params.percentile, "samples": list(p.counts)},
+                quality={
+                    "percentile": params.percentile,
+                    "samples": list(p.counts),
+                    "class": kind.name,
+                    "traits": list(kind.traits),
+                    "burst_ratio": kind.burst_ratio if kind.burst_ratio != math.inf else None,
+                },
             )
         )
     if models:
@@ -83,30 +159,113 @@ def fit_disk_models(
     return len(models), incomplete
 
 
-def device_samples(points: DevicePoints) -> list[DeviceSample]:
+def device_samples(
+    points: DevicePoints, micro: Mapping[int, tuple[float, float, float]] | None = None
+) -> list[DeviceSample]:
     """The store's per-interval points (already aggregated over hosts, §6.1) as the core's samples.
 
+    *micro* is :func:`basil.store.samples.disk_read_latency_us` for the datastore's disks: an
+    interval whose disks all report ``readLatencyUS`` and account for the hosts' read IOPS gets it
+    as ``latency_us``. Write-side points come along for the write-cache transient filter.
     Sequentiality is not measured per datastore; the §4.1 sequential filter is left to the IO-size one.
     """
-    return [
-        DeviceSample("all-hosts", oio, lat, iops, size, 0.0, float(ts))
-        for ts, oio, lat, iops, size in zip(
-            points.ts,
-            points.read_oio,
-            points.read_latency_ms,
-            points.read_iops,
-            points.read_io_size_kb,
-            strict=True,
-        )
-    ]
+    micro = micro or {}
+    out: list[DeviceSample] = []
+    writes = points.write_latency_ms or (0.0,) * len(points.ts)
+    write_iops = points.write_iops or (0.0,) * len(points.ts)
+    for ts, oio, lat, iops, size, weight, w_lat, w_iops in zip(
+        points.ts,
+        points.read_oio,
+        points.read_latency_ms,
+        points.read_iops,
+        points.read_io_size_kb,
+        points.weight,
+        writes,
+        write_iops,
+        strict=True,
+    ):
+        latency_us = None
+        found = micro.get(ts) if weight == 1.0 else None
+        if found is not None:
+            disk_iops, us, us_iops = found
+            covered = us_iops >= disk_iops * (1 - 1e-9) and us_iops > 0
+            if covered and abs(disk_iops - iops) <= COVERAGE_REL * iops + COVERAGE_ABS_IOPS:
+                latency_us = us
+        out.append(DeviceSample("all-hosts", oio, lat, iops, size, 0.0, float(ts), latency_us=latency_us))
+        if w_iops > 0:
+            out.append(DeviceSample("all-hosts", 0.0, w_lat, w_iops, 0.0, 0.0, float(ts), op=OP_WRITE))
+    return out
 
 
 def fit_datastore(
-    store: Store, vcenter: str, datastore: str, *, since: int, until: int, params: DeviceModelParams
+    store: Store,
+    vcenter: str,
+    datastore: str,
+    *,
+    since: int,
+    until: int,
+    params: DeviceModelParams,
+    disks: Sequence[tuple[str, str]] = (),
+    excluded: Sequence[tuple[float, float]] = (),
 ) -> tuple[DeviceFit, DevicePoints]:
+    """This window's fit of one datastore; *disks* (VM moid, instance) are the disks on it."""
     with store.read_session() as session:
         points = device_points(session, vcenter, datastore, since, until)
-    return fit_device_model(device_samples(points), params), points
+        micro = disk_read_latency_us(session, vcenter, disks, since, until) if disks else {}
+    return fit_device_model(device_samples(points, micro), params, excluded=excluded), points
+
+
+def copy_windows(
+    relocations: Sequence[Relocation],
+    own: Mapping[str, tuple[str, str]],
+    vm_datastores: Mapping[str, Iterable[str]],
+    now_ts: float,
+) -> list[CopyWindow]:
+    """Copy windows of recent relocations: Basil's own (task -> source, target) name both ends;
+    another's the datastores its VM's disks are on now. A running one extends to *now_ts*."""
+    out = []
+    for r in relocations:
+        stores = set(own.get(r.task, ())) | set(vm_datastores.get(r.vm, ()))
+        if stores:
+            end = epoch(r.end) if r.end is not None else now_ts
+            out.append(CopyWindow(frozenset(stores), float(epoch(r.start)), float(end)))
+    return out
+
+
+def previous_fit(model: DatastoreModel | None) -> DeviceFit | None:
+    """The settled model saved last time, as the core's DeviceFit (for :func:`settle_performance`)."""
+    if model is None:
+        return None
+    d = model.details
+    usable = model.quality == "ok" and model.p is not None
+    return DeviceFit(
+        FitStatus.OK if usable else FitStatus.NO_DATA,
+        performance=model.p if usable else None,
+        slope=model.slope,
+        intercept=model.intercept,
+        performance_low=d.get("p_low"),
+        performance_high=d.get("p_high"),
+        credible=bool(d.get("credible", usable)),
+        # Models saved before sources were recorded were fits.
+        source=str(d.get("source", SOURCE_FIT if usable else SOURCE_NONE)),
+    )
+
+
+def _details(fit: DeviceFit) -> dict[str, Any]:
+    return {
+        "intervals": fit.intervals,
+        "dropped": dict(fit.dropped),
+        "summary": fit.describe(),
+        "fit_status": fit.status.value,
+        "source": fit.source,
+        "credible": fit.credible,
+        "p_low": fit.performance_low,
+        "p_high": fit.performance_high,
+        "fitted_p": fit.fitted_performance,
+        "latency_resolution": fit.latency_resolution,
+        "reason": fit.reason,
+        "oio_range": list(fit.oio_range) if fit.oio_range is not None else None,
+    }
 
 
 def fit_datastore_models(
@@ -118,15 +277,37 @@ def fit_datastore_models(
     wparams: WorkloadModelParams,
     dparams: DeviceModelParams,
     fitted_at: datetime | None = None,
+    placement: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    copies: Sequence[CopyWindow] = (),
+    priors: Mapping[str, DevicePrior] | None = None,
 ) -> tuple[int, int]:
-    """Fit and save the device model of each datastore; returns (with a P, without)."""
+    """Fit, settle and save the device model of each datastore; returns (with a P, without).
+
+    *placement* maps a datastore to the disks on it (for µs latency), *copies* are Storage vMotion
+    windows, *priors* what is configured of a datastore's device.
+    """
     since, until = window(now_ts, wparams)
     at = fitted_at or datetime.now(UTC)
+    with store.read_session() as session:
+        before = current_datastore_models(session, vcenter)
     models: list[DatastoreModel] = []
     ok = 0
     for ds in sorted(set(datastores)):
-        fit, _points = fit_datastore(store, vcenter, ds, since=since, until=until, params=dparams)
-        ok += fit.ok
+        excluded = [(c.start, c.end) for c in copies if ds in c.datastores]
+        fit, _points = fit_datastore(
+            store,
+            vcenter,
+            ds,
+            since=since,
+            until=until,
+            params=dparams,
+            disks=(placement or {}).get(ds, ()),
+            excluded=excluded,
+        )
+        settled = settle_performance(
+            fit, previous_fit(before.get((vcenter, ds))), (priors or {}).get(ds), dparams
+        )
+        ok += settled.ok
         models.append(
             DatastoreModel(
                 vcenter=vcenter,
@@ -134,24 +315,61 @@ def fit_datastore_models(
                 fitted_at=at,
                 window_start=from_epoch(since),
                 window_end=from_epoch(until),
-                p=fit.performance,
-                slope=fit.slope,
-                intercept=fit.intercept,
-                r_squared=fit.r_squared,
-                points_used=fit.points_used,
-                points_filtered=sum(fit.dropped.values()),
-                quality=fit.status.value,
-                details={
-                    "intervals": fit.intervals,
-                    "dropped": dict(fit.dropped),
-                    "summary": fit.describe(),
-                },
+                p=settled.performance,
+                slope=settled.slope,
+                intercept=settled.intercept,
+                r_squared=settled.r_squared,
+                points_used=settled.points_used,
+                points_filtered=sum(settled.dropped.values()),
+                quality="ok" if settled.ok else _QUALITY.get(settled.status, settled.status.value),
+                details=_details(settled),
             )
         )
     if models:
         with store.session() as session:
             save_datastore_models(session, models)
     return ok, len(models) - ok
+
+
+@dataclass(frozen=True)
+class DeviceInputs:
+    """What the device model needs beyond the samples: where disks are, copies, configured devices."""
+
+    placement: Mapping[str, Sequence[tuple[str, str]]]
+    copies: Sequence[CopyWindow]
+    priors: Mapping[str, DevicePrior]
+
+
+def device_inputs(
+    store: Store,
+    vcenter: str,
+    inventory: Inventory,
+    *,
+    relocations: Sequence[Relocation],
+    devices: Callable[[str], DeviceConfig | None],
+    now_ts: float,
+) -> DeviceInputs:
+    """The device model's inputs from the inventory, vCenter's recent relocations and the configuration.
+
+    *devices* gives the configured device of a datastore by name (``BasilConfig.device_of``).
+    """
+    placement: dict[str, list[tuple[str, str]]] = {}
+    vm_datastores: dict[str, set[str]] = {}
+    for vm in inventory.vms.values():
+        for d in vm.disks:
+            placement.setdefault(d.datastore, []).append((vm.moid, d.instance))
+            vm_datastores.setdefault(vm.moid, set()).add(d.datastore)
+    with store.read_session() as session:
+        own = own_relocations(session, vcenter)
+    priors: dict[str, DevicePrior] = {}
+    for moid, ds in inventory.datastores.items():
+        device = devices(ds.name)
+        if device is None:
+            continue
+        prior = device_prior(device.kind or None, device.spindles or None, device.performance or None)
+        if prior is not None:
+            priors[moid] = prior
+    return DeviceInputs(placement, copy_windows(relocations, own, vm_datastores, now_ts), priors)
 
 
 def run_modelling(
@@ -162,10 +380,22 @@ def run_modelling(
     now_ts: int,
     wparams: WorkloadModelParams,
     dparams: DeviceModelParams,
+    placement: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    copies: Sequence[CopyWindow] = (),
+    priors: Mapping[str, DevicePrior] | None = None,
 ) -> ModellingOutcome:
     at = datetime.now(UTC)
     modelled, incomplete = fit_disk_models(store, vcenter, now_ts, wparams, at)
     ok, without = fit_datastore_models(
-        store, vcenter, datastores, now_ts=now_ts, wparams=wparams, dparams=dparams, fitted_at=at
+        store,
+        vcenter,
+        datastores,
+        now_ts=now_ts,
+        wparams=wparams,
+        dparams=dparams,
+        fitted_at=at,
+        placement=placement,
+        copies=copies,
+        priors=priors,
     )
     return ModellingOutcome(vcenter, modelled, incomplete, ok, without)

@@ -109,7 +109,7 @@ class DeviceModelParams:
     max_io_size_kb: float = 32.0
     max_seq_pct: float = 90.0
     min_points: int = 5
-    min_oio_spread: float = 0.25
+    min_oio_spread: float = 0.15
     min_oio_range: float = 1.0
     max_ci_ratio: float = 3.0
     confidence: float = 0.95

@@ -29,7 +29,15 @@ import numpy as np
 from basil.core.device_model import DeviceFit, device_prior, fit_device_model, settle_performance
 from basil.core.params import BalancerParams
 from basil.core.snapshot import Snapshot
-from basil.core.workload_model import WorkloadParams, load_metric, model_workload, workload_flags
+from basil.core.workload_model import (
+    UNKNOWN_CLASS,
+    WorkloadClass,
+    WorkloadParams,
+    classify_workload,
+    load_metric,
+    model_workload,
+    workload_flags,
+)
 from basil.errors import Problem, raise_if_problems
 
 MODEL_GIVEN = "given"
@@ -68,6 +76,12 @@ class DiskLoad:
     workload: WorkloadParams | None
     samples_used: int
     flags: tuple[str, ...]
+    workload_class: WorkloadClass = UNKNOWN_CLASS  # sequential / write_heavy / bursty / random
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the disk is a sequential stream (a balancer may keep it apart from random ones)."""
+        return self.workload_class.sequential
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +111,18 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
     disks: dict[str, DiskLoad] = {}
     for i, disk in enumerate(snapshot.disks):
         if disk.load is not None:
-            flags = workload_flags(disk.workload, wparams) if disk.workload is not None else ()
-            disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags)
+            flags: tuple[str, ...] = ()
+            kind = UNKNOWN_CLASS
+            if disk.workload is not None:
+                flags, kind = (
+                    workload_flags(disk.workload, wparams),
+                    classify_workload(disk.workload, wparams),
+                )
+            disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags, kind)
             continue
         if disk.workload is not None:
             w, used, source = disk.workload, 0, LOAD_WORKLOAD
+            kind = classify_workload(w, wparams)
         else:
             modelled = model_workload(disk.samples, wparams, snapshot.now)
             if modelled is None:
@@ -113,6 +134,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 )
                 continue
             w, used, source = modelled.params, modelled.samples_used, LOAD_SAMPLES
+            kind = modelled.workload_class
         load = load_metric(w, wparams.constants)  # BASIL eq. 1, numerator
         if not (math.isfinite(load) and load >= 0):
             problems.append(
@@ -121,7 +143,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 )
             )
             continue
-        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams))
+        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams), kind)
     raise_if_problems(problems, "snapshot")
     datastores, stand_in = _datastore_models(snapshot, params)
     return Models(datastores=datastores, disks=disks, stand_in=stand_in)

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from basil.store.models import DatastoreModelRow, Disk, DiskModelRow
+from basil.store.models import DatastoreModelRow, Disk, DiskModelRow, PlanMoveRow
 from basil.store.samples import DiskRef, ensure_disk_ids
 
 
@@ -179,3 +179,12 @@ def prune_models(session: Session, before: datetime) -> int:
         )
     )
     return int(a.rowcount) + int(b.rowcount)  # type: ignore[attr-defined]
+
+
+def own_relocations(session: Session, vcenter: str) -> dict[str, tuple[str, str]]:
+    """Basil's own Storage vMotions by vCenter task moid -> (source, target datastore), for the device
+    model to leave their copy out of both datastores' fits."""
+    query = select(PlanMoveRow.task_id, PlanMoveRow.source_datastore, PlanMoveRow.target_datastore).where(
+        PlanMoveRow.vcenter == vcenter, PlanMoveRow.task_id.is_not(None)
+    )
+    return {str(task): (src, dst) for task, src, dst in session.execute(query) if task}
