@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,11 +71,29 @@ from basil.store.samples import (
 from basil.vcenter.relocations import Relocation
 from basil.vcenter.types import Inventory
 
+INTERVAL_S = 20  # vCenter's real-time interval
 #: How closely the disks' read IOPS must match the hosts' for their µs latency to stand for the datastore.
 COVERAGE_REL = 0.10
 COVERAGE_ABS_IOPS = 2.0
 #: The store's quality column holds 16 characters; longer statuses are saved under a short name.
 _QUALITY = {FitStatus.NON_POSITIVE_SLOPE: "non_pos_slope", FitStatus.NEGATIVE_INTERCEPT: "neg_intercept"}
+
+
+@dataclass(frozen=True)
+class DatastoreDisks:
+    """The disks on a datastore, for its µs read latency: those there all along, and those that moved
+    in (or out) within the window, counted only while they were there (epoch seconds, [from, until))."""
+
+    disks: tuple[tuple[str, str], ...] = ()
+    timed: tuple[tuple[str, str, int, int], ...] = ()
+    # Relocations known to have left it: task -> (VM, instance, target); kept with the model so the
+    # next fits still know the source while vCenter lists the task.
+    moves_out: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
+
+    def current(self) -> list[str]:
+        """The disks on it now, as "vm/instance" (kept with the model: the next fit's memory)."""
+        now = [(vm, inst) for vm, inst, _a, until in self.timed if until > 2**61]
+        return sorted(f"{vm}/{inst}" for vm, inst in (*self.disks, *now))
 
 
 @dataclass(frozen=True)
@@ -205,27 +223,29 @@ def fit_datastore(
     since: int,
     until: int,
     params: DeviceModelParams,
-    disks: Sequence[tuple[str, str]] = (),
+    disks: DatastoreDisks | None = None,
     excluded: Sequence[tuple[float, float]] = (),
 ) -> tuple[DeviceFit, DevicePoints]:
-    """This window's fit of one datastore; *disks* (VM moid, instance) are the disks on it."""
+    """This window's fit of one datastore; *disks* are the disks on it (for µs latency)."""
     with store.read_session() as session:
         points = device_points(session, vcenter, datastore, since, until)
-        micro = disk_read_latency_us(session, vcenter, disks, since, until) if disks else {}
+        micro = {}
+        if disks is not None:
+            micro = disk_read_latency_us(session, vcenter, disks.disks, since, until, timed=disks.timed)
     return fit_device_model(device_samples(points, micro), params, excluded=excluded), points
 
 
 def copy_windows(
     relocations: Sequence[Relocation],
-    own: Mapping[str, tuple[str, str]],
+    own: Mapping[str, tuple[str, str, str]],
     vm_datastores: Mapping[str, Iterable[str]],
     now_ts: float,
 ) -> list[CopyWindow]:
-    """Copy windows of recent relocations: Basil's own (task -> source, target) name both ends;
-    another's the datastores its VM's disks are on now. A running one extends to *now_ts*."""
+    """Copy windows of recent relocations: Basil's own (task -> instance, source, target) name both
+    ends; another's the datastores its VM's disks are on now. A running one extends to *now_ts*."""
     out = []
     for r in relocations:
-        stores = set(own.get(r.task, ())) | set(vm_datastores.get(r.vm, ()))
+        stores = set(own[r.task][1:] if r.task in own else ()) | set(vm_datastores.get(r.vm, ()))
         if stores:
             end = epoch(r.end) if r.end is not None else now_ts
             out.append(CopyWindow(frozenset(stores), float(epoch(r.start)), float(end)))
@@ -251,8 +271,12 @@ def previous_fit(model: DatastoreModel | None) -> DeviceFit | None:
     )
 
 
-def _details(fit: DeviceFit) -> dict[str, Any]:
+def _details(fit: DeviceFit, disks: DatastoreDisks | None = None) -> dict[str, Any]:
+    memory: dict[str, Any] = {}
+    if disks is not None:
+        memory = {"disks": disks.current(), "moves_out": {t: list(m) for t, m in disks.moves_out.items()}}
     return {
+        **memory,
         "intervals": fit.intervals,
         "dropped": dict(fit.dropped),
         "summary": fit.describe(),
@@ -277,7 +301,7 @@ def fit_datastore_models(
     wparams: WorkloadModelParams,
     dparams: DeviceModelParams,
     fitted_at: datetime | None = None,
-    placement: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    placement: Mapping[str, DatastoreDisks] | None = None,
     copies: Sequence[CopyWindow] = (),
     priors: Mapping[str, DevicePrior] | None = None,
 ) -> tuple[int, int]:
@@ -301,7 +325,7 @@ def fit_datastore_models(
             since=since,
             until=until,
             params=dparams,
-            disks=(placement or {}).get(ds, ()),
+            disks=(placement or {}).get(ds),
             excluded=excluded,
         )
         settled = settle_performance(
@@ -322,7 +346,7 @@ def fit_datastore_models(
                 points_used=settled.points_used,
                 points_filtered=sum(settled.dropped.values()),
                 quality="ok" if settled.ok else _QUALITY.get(settled.status, settled.status.value),
-                details=_details(settled),
+                details=_details(settled, (placement or {}).get(ds)),
             )
         )
     if models:
@@ -335,9 +359,72 @@ def fit_datastore_models(
 class DeviceInputs:
     """What the device model needs beyond the samples: where disks are, copies, configured devices."""
 
-    placement: Mapping[str, Sequence[tuple[str, str]]]
+    placement: Mapping[str, DatastoreDisks]
     copies: Sequence[CopyWindow]
     priors: Mapping[str, DevicePrior]
+
+
+def known_moves(
+    own: Mapping[str, tuple[str, str, str]],
+    before: Mapping[tuple[str, str], DatastoreModel],
+    relocations: Sequence[Relocation],
+    where: Mapping[tuple[str, str], str],
+) -> dict[str, tuple[str, str, str]]:
+    """Finished relocations with their disk, source and target: task -> (instance, source, target).
+
+    Basil's own moves are in the store. Another's relocation names only its VM; its source is where
+    the last fit saw the disk (a model's details keep the disks it was fitted with), or what an
+    earlier fit learned that way (``moves_out``).
+    """
+    finished = {r.task: r for r in relocations if r.end is not None}
+    moves = {task: m for task, m in own.items() if task in finished}
+    for (_vc, ds), model in before.items():
+        for task, (_vm, instance, target) in (model.details.get("moves_out") or {}).items():
+            if task in finished and task not in moves:
+                moves[task] = (instance, ds, target)
+        for ident in model.details.get("disks") or ():
+            vm, _sep, instance = str(ident).partition("/")
+            now_on = where.get((vm, instance))
+            if now_on is None or now_on == ds:
+                continue
+            for task, r in finished.items():
+                if r.vm == vm and task not in moves:
+                    moves[task] = (instance, ds, now_on)
+    return moves
+
+
+def disk_placement(
+    inventory: Inventory, relocations: Sequence[Relocation], moves: Mapping[str, tuple[str, str, str]]
+) -> dict[str, DatastoreDisks]:
+    """Per datastore the disks whose µs latency stands for it, and when.
+
+    A disk that finished a relocation counts on its datastore from the first interval after the move
+    and on its source until the move; a VM whose moved disk is not known has all its disks treated
+    as moved in (their earlier intervals then fall back to milliseconds).
+    """
+    finished = {r.task: r for r in relocations if r.end is not None}
+    moved: dict[tuple[str, str | None], int] = {}  # (VM, instance or None: every disk) -> end
+    for task, r in finished.items():
+        key = (r.vm, moves[task][0] if task in moves else None)
+        moved[key] = max(moved.get(key, 0), epoch(r.end or r.start))
+    static: dict[str, list[tuple[str, str]]] = {}
+    timed: dict[str, list[tuple[str, str, int, int]]] = {}
+    for vm in inventory.vms.values():
+        for d in vm.disks:
+            end = max(moved.get((vm.moid, d.instance), 0), moved.get((vm.moid, None), 0))
+            if end:
+                timed.setdefault(d.datastore, []).append((vm.moid, d.instance, end + INTERVAL_S, 2**62))
+            else:
+                static.setdefault(d.datastore, []).append((vm.moid, d.instance))
+    moves_out: dict[str, dict[str, tuple[str, str, str]]] = {}
+    for task, (instance, source, target) in moves.items():
+        r = finished[task]
+        timed.setdefault(source, []).append((r.vm, instance, 0, epoch(r.end or r.start) + 1))
+        moves_out.setdefault(source, {})[task] = (r.vm, instance, target)
+    return {
+        ds: DatastoreDisks(tuple(static.get(ds, ())), tuple(timed.get(ds, ())), moves_out.get(ds, {}))
+        for ds in set(static) | set(timed)
+    }
 
 
 def device_inputs(
@@ -353,23 +440,27 @@ def device_inputs(
 
     *devices* gives the configured device of a datastore by name (``BasilConfig.device_of``).
     """
-    placement: dict[str, list[tuple[str, str]]] = {}
-    vm_datastores: dict[str, set[str]] = {}
-    for vm in inventory.vms.values():
-        for d in vm.disks:
-            placement.setdefault(d.datastore, []).append((vm.moid, d.instance))
-            vm_datastores.setdefault(vm.moid, set()).add(d.datastore)
     with store.read_session() as session:
         own = own_relocations(session, vcenter)
+        before = current_datastore_models(session, vcenter)
+    where = {(vm.moid, d.instance): d.datastore for vm in inventory.vms.values() for d in vm.disks}
+    moves = known_moves(own, before, relocations, where)
+    vm_datastores: dict[str, set[str]] = {}
+    for (vm, _inst), ds in where.items():
+        vm_datastores.setdefault(vm, set()).add(ds)
     priors: dict[str, DevicePrior] = {}
-    for moid, ds in inventory.datastores.items():
-        device = devices(ds.name)
-        if device is None:
-            continue
-        prior = device_prior(device.kind or None, device.spindles or None, device.performance or None)
+    for moid, datastore in inventory.datastores.items():
+        device = devices(datastore.name)
+        prior = None
+        if device is not None:
+            prior = device_prior(device.kind or None, device.spindles or None, device.performance or None)
         if prior is not None:
             priors[moid] = prior
-    return DeviceInputs(placement, copy_windows(relocations, own, vm_datastores, now_ts), priors)
+    return DeviceInputs(
+        disk_placement(inventory, relocations, moves),
+        copy_windows(relocations, moves, vm_datastores, now_ts),
+        priors,
+    )
 
 
 def run_modelling(
@@ -380,7 +471,7 @@ def run_modelling(
     now_ts: int,
     wparams: WorkloadModelParams,
     dparams: DeviceModelParams,
-    placement: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    placement: Mapping[str, DatastoreDisks] | None = None,
     copies: Sequence[CopyWindow] = (),
     priors: Mapping[str, DevicePrior] | None = None,
 ) -> ModellingOutcome:

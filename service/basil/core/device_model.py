@@ -459,18 +459,19 @@ def fit_device_model(
 
 # --- priors ------------------------------------------------------------------------------------------
 
-#: P per device (spindle or flash device) of each kind, for a read-mostly random small-IO mix.
-#: Measured in the lab (lab/README.md "The physics, measured", Fig. 7 set-up: slopes 0.02 / 0.92 /
-#: 1.18 / 2.02 ms per OIO on 7 devices), consistent with the drives' data-sheet IOPS ratios
-#: (SATA 7.2k : SAS 10k : FC 15k ≈ 0.45 : 0.75 : 1). P varies with the IO mix by up to ×2 either
-#: way, hence the priors' wide intervals.
+#: P per device (spindle or flash device) of each kind, for a mixed, mostly random small-IO load.
+#: From the lab's physics (lab/README.md "The physics, measured", Fig. 7 set-up: slopes 0.02 / 0.92 /
+#: 1.18 / 2.02 ms per OIO on 7 devices) and its tiered scenario (benchmarks/bench_device_model.py:
+#: 4 SSDs 69, 8 × FC 0.96 (RAID 5) and 2.2 (RAID 10), 12 × SATA 1.1), consistent with the drives'
+#: data-sheet IOPS ratios (SATA 7.2k : SAS 10k : FC 15k ≈ 0.45 : 0.75 : 1). P moves with the IO mix
+#: and RAID level by up to ×2 either way (flash most), hence the priors' wide intervals.
 PER_DEVICE_P: Mapping[str, float] = {
-    "ssd": 7.0,
-    "fc15k": 0.155,
-    "sas15k": 0.155,
-    "sas10k": 0.12,
-    "sata7k": 0.07,
-    "nlsas7k": 0.07,
+    "ssd": 11.0,
+    "fc15k": 0.18,
+    "sas15k": 0.18,
+    "sas10k": 0.13,
+    "sata7k": 0.08,
+    "nlsas7k": 0.08,
 }
 #: Relative uncertainty of a prior: P ×/÷ this factor is its interval.
 PRIOR_FACTOR_KNOWN = 1.7  # kind and device count configured: confident enough to act on

@@ -181,10 +181,10 @@ def prune_models(session: Session, before: datetime) -> int:
     return int(a.rowcount) + int(b.rowcount)  # type: ignore[attr-defined]
 
 
-def own_relocations(session: Session, vcenter: str) -> dict[str, tuple[str, str]]:
-    """Basil's own Storage vMotions by vCenter task moid -> (source, target datastore), for the device
-    model to leave their copy out of both datastores' fits."""
-    query = select(PlanMoveRow.task_id, PlanMoveRow.source_datastore, PlanMoveRow.target_datastore).where(
-        PlanMoveRow.vcenter == vcenter, PlanMoveRow.task_id.is_not(None)
-    )
-    return {str(task): (src, dst) for task, src, dst in session.execute(query) if task}
+def own_relocations(session: Session, vcenter: str) -> dict[str, tuple[str, str, str]]:
+    """Basil's own Storage vMotions by vCenter task moid -> (disk instance, source, target datastore),
+    for the device model: it leaves their copy out of both fits and knows where the disk was before."""
+    query = select(
+        PlanMoveRow.task_id, PlanMoveRow.instance, PlanMoveRow.source_datastore, PlanMoveRow.target_datastore
+    ).where(PlanMoveRow.vcenter == vcenter, PlanMoveRow.task_id.is_not(None))
+    return {str(task): (inst, src, dst) for task, inst, src, dst in session.execute(query) if task}

@@ -949,46 +949,65 @@ def _device_segment(session: Session, ids: list[int], segment: Segment) -> list[
 
 
 def disk_read_latency_us(
-    session: Session, vcenter: str, disks: Sequence[tuple[str, str]], since: int, until: int
+    session: Session,
+    vcenter: str,
+    disks: Sequence[tuple[str, str]],
+    since: int,
+    until: int,
+    *,
+    timed: Sequence[tuple[str, str, int, int]] = (),
 ) -> dict[int, tuple[float, float, float]]:
     """Per raw sample time in [since, until): the read IOPS of *disks* (VM moid, instance), and the
     IOPS-weighted ``readLatencyUS`` over those of them that have it, with their read IOPS.
 
+    *timed* are disks that count only over [from, until) of their own (a disk moved in or out).
     Returns ts -> (read IOPS of all the disks, µs latency, read IOPS of the disks with a µs figure).
     The device model takes a datastore's µs read latency from the disks on it when their IOPS
     account for the host-level read IOPS (see :mod:`basil.app.modelling`).
     """
-    if not disks:
+    if not disks and not timed:
         return {}
     table = _table(Disk)
-    wanted = set(disks)
-    ids = [
-        disk_id
+    wanted = set(disks) | {(vm, inst) for vm, inst, _a, _b in timed}
+    ids = {
+        (vm, instance): disk_id
         for disk_id, vm, instance in session.execute(
             select(table.c.id, table.c.vm, table.c.instance).where(table.c.vcenter == vcenter)
         )
         if (vm, instance) in wanted
-    ]
-    if not ids:
-        return {}
+    }
     raw = _table(DiskSample).c
     with_us = raw.read_latency_us.is_not(None)
-    out: dict[int, tuple[float, float, float]] = {}
-    for start in range(0, len(ids), 500):
-        query = (
-            select(
-                raw.ts,
-                func.sum(raw.read_iops),
-                func.sum(case((with_us, raw.read_latency_us * raw.read_iops), else_=0.0)),
-                func.sum(case((with_us, raw.read_iops), else_=0.0)),
-            )
-            .where(raw.disk_id.in_(ids[start : start + 500]), raw.ts >= since, raw.ts < until)
+    sums: dict[int, tuple[float, float, float]] = {}
+
+    def add(query: Select[Any]) -> None:
+        for ts, iops, lat_iops, iops_us in session.execute(query):
+            a, b, c = sums.get(int(ts), (0.0, 0.0, 0.0))
+            sums[int(ts)] = (a + float(iops or 0.0), b + float(lat_iops or 0.0), c + float(iops_us or 0.0))
+
+    columns = (
+        raw.ts,
+        func.sum(raw.read_iops),
+        func.sum(case((with_us, raw.read_latency_us * raw.read_iops), else_=0.0)),
+        func.sum(case((with_us, raw.read_iops), else_=0.0)),
+    )
+    static = [ids[d] for d in disks if d in ids]
+    for start in range(0, len(static), 500):
+        add(
+            select(*columns)
+            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
             .group_by(raw.ts)
         )
-        for ts, iops, lat_iops, iops_us in session.execute(query):
-            a, b, c = out.get(int(ts), (0.0, 0.0, 0.0))
-            out[int(ts)] = (a + float(iops or 0.0), b + float(lat_iops or 0.0), c + float(iops_us or 0.0))
-    return {ts: (iops, lat / us if us > 0 else 0.0, us) for ts, (iops, lat, us) in out.items()}
+    for vm, instance, begin, end in timed:
+        if (vm, instance) in ids:
+            add(
+                select(*columns)
+                .where(
+                    raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
+                )
+                .group_by(raw.ts)
+            )
+    return {ts: (iops, lat / us if us > 0 else 0.0, us) for ts, (iops, lat, us) in sums.items()}
 
 
 @dataclass(frozen=True)

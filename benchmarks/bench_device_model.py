@@ -1,0 +1,159 @@
+"""Device model figures on the lab's tiered scenario (SSD, FC, SATA): before and after, and under a copy.
+
+Runs ``lab/scenarios/tiered.yaml`` with simulated time stepped (speed 0, deterministic), collects
+with the service's collector, and prints per datastore:
+
+- "before": the device model as it was (least squares on the hosts' whole-millisecond read latency,
+  §4.1 filters, no credibility check), over the same stored intervals;
+- "after": the service's settled model: P with its 95 % interval, source, latency resolution;
+
+then moves web-2's 40 GB disk from sata-01 to ssd-01 by Storage vMotion (copy at 40 MB/s, about 50
+intervals), models again, and prints each datastore's P with the copy left out (the service) and
+with it left in (same fit, no exclusion windows).
+
+Usage: ``python benchmarks/bench_device_model.py [--intervals 90]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.app.conftest import PASSWORD_ENV, SCENARIOS, lab_config
+from tests.vcenter.labproc import PASSWORD, LabProcess
+
+from basil.app import Service
+from basil.app.modelling import device_samples
+from basil.core.device_model import DeviceModelParams, aggregate_intervals, fit_device_model
+from basil.store import Store
+from basil.store.samples import device_points, disk_read_latency_us
+from basil.vcenter._vmomi import vim
+from basil.vcenter.actions import read_properties
+
+
+def legacy_p(points: object) -> tuple[float | None, float | None]:
+    """The old device model: least squares on ms latency of the intervals §4.1 keeps; (P, r²)."""
+    samples = device_samples(points)  # type: ignore[arg-type]
+    intervals, _ = aggregate_intervals([s for s in samples if s.op == "read"])
+    kept = [i for i in intervals if i.io_size_kb <= 32 and i.seq_pct <= 90]
+    if len(kept) < 5:
+        return None, None
+    x = np.array([i.oio for i in kept])
+    y = np.array([i.latency_ms for i in kept])
+    if np.ptp(x) == 0:
+        return None, None
+    slope, intercept = np.polyfit(x, y, 1)
+    r2 = 1 - float(np.sum((y - (intercept + slope * x)) ** 2)) / float(np.sum((y - y.mean()) ** 2) or 1)
+    return (1 / slope if slope > 0 else None), r2
+
+
+def fmt(p: float | None) -> str:
+    return f"{p:.3g}" if p is not None else "-"
+
+
+def advance(svc: Service, lab: LabProcess, intervals: int, chunk: int = 30) -> None:
+    svc.run_job("collect")
+    while intervals > 0:
+        n = min(chunk, intervals)
+        lab.step(n)
+        intervals -= n
+        svc.run_job("collect")
+
+
+def table(svc: Service, title: str, *, with_copy: bool = False) -> None:
+    inv = svc.inventory("lab", refresh=False)
+    now = svc.sample_now("lab")
+    assert now is not None
+    print(f"\n{title}")
+    head = "  datastore  before: P (r²)       after: P [95 % interval]  source   latency  dropped"
+    print(head + ("                       P with the copy left in" if with_copy else ""))
+    for (_vc, moid), m in sorted(
+        svc.datastore_models("lab").items(), key=lambda kv: inv.datastores[kv[0][1]].name
+    ):
+        name = inv.datastores[moid].name
+        with svc.store.read_session() as session:
+            points = device_points(session, "lab", moid, now - 86400, now + 1)
+            disks = [
+                (vm.moid, d.instance) for vm in inv.vms.values() for d in vm.disks if d.datastore == moid
+            ]
+            micro = disk_read_latency_us(session, "lab", disks, now - 86400, now + 1)
+        old_p, r2 = legacy_p(points)
+        d = m.details
+        ci = f"[{fmt(d.get('p_low'))}, {fmt(d.get('p_high'))}]"
+        dropped = ", ".join(
+            f"{n} {k}" for k, n in sorted(d.get("dropped", {}).items()) if n and k != "writes"
+        )
+        line = (
+            f"  {name:9}  {fmt(old_p):>7} ({fmt(r2):>5})      {fmt(m.p):>7} {ci:18} {d.get('source', '-'):8}"
+            f" {d.get('latency_resolution') or '-':7}  {dropped}"
+        )
+        if with_copy:
+            kept_in = fit_device_model(device_samples(points, micro), DeviceModelParams())
+            line += f"   {fmt(kept_in.performance or kept_in.fitted_performance)} ({kept_in.status.value})"
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--intervals", type=int, default=90)
+    args = parser.parse_args()
+    os.environ[PASSWORD_ENV] = PASSWORD
+    with LabProcess.start(SCENARIOS / "tiered.yaml", speed=0, extra=("--svmotion-mbps", "40")) as lab:
+        url = f"sqlite:///{tempfile.mkdtemp()}/basil.db"
+        config = lab_config(lab, url, name="tiered", datastore_cluster="tiered-pod")
+        config = dataclasses.replace(config)
+        svc = Service(config, Store(url), params_factory=lambda _vc: lab.connection_params())
+        svc.start(scheduler=False)
+        try:
+            advance(svc, lab, args.intervals)
+            svc.run_job("model")
+            table(svc, f"tiered.yaml after {args.intervals} intervals ({args.intervals // 3} minutes)")
+            inv = svc.inventory("lab")
+            web2 = next(v for v in inv.vms.values() if v.name == "web-2")
+            ssd = next(ds.moid for ds in inv.datastores.values() if ds.name == "ssd-01")
+            link = svc.links["lab"]
+
+            def start(conn: object) -> str:
+                c = conn  # a VCenterConnection
+                loc = vim.vm.RelocateSpec.DiskLocator(
+                    diskId=web2.disk("scsi0:1").key,
+                    datastore=c.ref(vim.Datastore, ssd),  # type: ignore[attr-defined]
+                )
+                vm = c.ref(vim.VirtualMachine, web2.moid)  # type: ignore[attr-defined]
+                return str(vm.RelocateVM_Task(spec=vim.vm.RelocateSpec(disk=[loc]))._moId)
+
+            task = link.call(start)
+            steps = 0
+            while (
+                str(
+                    link.call(
+                        lambda c: read_properties(c, c.ref(vim.Task, task), ["info.state"]).get("info.state")
+                    )
+                )
+                != "success"
+            ):
+                advance(svc, lab, 10, chunk=10)
+                steps += 10
+            advance(svc, lab, 20)
+            svc.run_job("model")
+            table(
+                svc,
+                f"after moving web-2 (sata-01 -> ssd-01), a copy of about {steps} intervals",
+                with_copy=True,
+            )
+        finally:
+            svc.shutdown()
+
+
+if __name__ == "__main__":
+    main()
