@@ -103,6 +103,29 @@ def test_flash_gets_a_credible_p_with_an_interval_from_microseconds(svc: Service
     assert sas.p == pytest.approx(10 * PER_DEVICE_P["sas10k"])
 
 
+def disk_classes(svc: Service, vm_name: str) -> dict[str, dict[str, Any]]:
+    """The class of each modelled disk of a VM, as the API's VM view shows it."""
+    vm = next(v for v in svc.inventory("lab", refresh=False).vms.values() if v.name == vm_name)
+    return {
+        d["instance"]: {k: d["model"][k] for k in ("class", "sequential", "traits")}
+        for d in svc.vm(vm.moid)["disks"]
+        if d["model"] is not None
+    }
+
+
+def test_disks_are_classed_where_eq_1_is_weakest(svc: Service) -> None:
+    # Runs on what the first test collected and modelled.
+    backup = disk_classes(svc, "backup-1")["scsi0:1"]  # 64 KB, 5 % random, on 15 min of the hour
+    assert backup["class"] == "sequential"
+    assert backup["sequential"] is True
+    oltp = disk_classes(svc, "oltp-db-1")
+    assert oltp["scsi0:1"]["class"] == "random"  # 8 KB, 70 % read, 100 % random
+    assert oltp["scsi0:1"]["sequential"] is False
+    assert set(oltp["scsi0:2"]["traits"]) == {"sequential", "write_heavy"}  # the log: writes, 5 % random
+    batch = disk_classes(svc, "batch-1")["scsi0:1"]  # OIO 2, 24 from minute 20 to 40
+    assert "bursty" in batch["traits"]
+
+
 def start_move(conn: VCenterConnection, vm: str, key: int, target: str) -> str:
     locator = vim.vm.RelocateSpec.DiskLocator(diskId=key, datastore=conn.ref(vim.Datastore, target))
     task = conn.ref(vim.VirtualMachine, vm).RelocateVM_Task(spec=vim.vm.RelocateSpec(disk=[locator]))
