@@ -63,6 +63,9 @@ def test_disk_samples_match_the_ground_truth(
         assert close(s.read_latency_ms, t["read_latency_ms"], rounding=1.0), (t, s)
         assert close(s.write_latency_ms, t["write_latency_ms"], rounding=1.0), (t, s)
         assert close(s.read_kbps, t["read_kbps"]), (t, s)
+        # readLatencyUS/writeLatencyUS: the same latency in whole microseconds.
+        assert close(s.read_latency_us, t["read_latency_ms"] * 1000, rounding=1.0), (t, s)
+        assert close(s.write_latency_us, t["write_latency_ms"] * 1000, rounding=1.0), (t, s)
 
 
 def test_workload_parameters_match_the_scenario(
