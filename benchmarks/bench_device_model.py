@@ -17,7 +17,6 @@ Usage: ``python benchmarks/bench_device_model.py [--intervals 90]``
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import tempfile
@@ -34,14 +33,15 @@ from basil.app import Service
 from basil.app.modelling import device_samples
 from basil.core.device_model import DeviceModelParams, aggregate_intervals, fit_device_model
 from basil.store import Store
-from basil.store.samples import device_points, disk_read_latency_us
+from basil.store.samples import DevicePoints, device_points, disk_read_latency_us
 from basil.vcenter._vmomi import vim
 from basil.vcenter.actions import read_properties
+from basil.vcenter.connection import VCenterConnection
 
 
-def legacy_p(points: object) -> tuple[float | None, float | None]:
+def legacy_p(points: DevicePoints) -> tuple[float | None, float | None]:
     """The old device model: least squares on ms latency of the intervals §4.1 keeps; (P, r²)."""
-    samples = device_samples(points)  # type: ignore[arg-type]
+    samples = device_samples(points)
     intervals, _ = aggregate_intervals([s for s in samples if s.op == "read"])
     kept = [i for i in intervals if i.io_size_kb <= 32 and i.seq_pct <= 90]
     if len(kept) < 5:
@@ -111,7 +111,6 @@ def main() -> None:
     with LabProcess.start(SCENARIOS / "tiered.yaml", speed=0, extra=("--svmotion-mbps", "40")) as lab:
         url = f"sqlite:///{tempfile.mkdtemp()}/basil.db"
         config = lab_config(lab, url, name="tiered", datastore_cluster="tiered-pod")
-        config = dataclasses.replace(config)
         svc = Service(config, Store(url), params_factory=lambda _vc: lab.connection_params())
         svc.start(scheduler=False)
         try:
@@ -123,13 +122,11 @@ def main() -> None:
             ssd = next(ds.moid for ds in inv.datastores.values() if ds.name == "ssd-01")
             link = svc.links["lab"]
 
-            def start(conn: object) -> str:
-                c = conn  # a VCenterConnection
+            def start(c: VCenterConnection) -> str:
                 loc = vim.vm.RelocateSpec.DiskLocator(
-                    diskId=web2.disk("scsi0:1").key,
-                    datastore=c.ref(vim.Datastore, ssd),  # type: ignore[attr-defined]
+                    diskId=web2.disk("scsi0:1").key, datastore=c.ref(vim.Datastore, ssd)
                 )
-                vm = c.ref(vim.VirtualMachine, web2.moid)  # type: ignore[attr-defined]
+                vm = c.ref(vim.VirtualMachine, web2.moid)
                 return str(vm.RelocateVM_Task(spec=vim.vm.RelocateSpec(disk=[loc]))._moId)
 
             task = link.call(start)

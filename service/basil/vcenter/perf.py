@@ -71,7 +71,7 @@ DISK_COUNTERS: Mapping[str, str] = {
     "virtualDisk.largeSeeks.latest": "large_seeks",
     "virtualDisk.read.average": "read_kbps",
     "virtualDisk.write.average": "write_kbps",
-    # Microsecond latencies (vSphere 5.5+, real time): totalRead/WriteLatency are whole ms, which
+    # Microsecond latencies (real-time, per disk): totalRead/WriteLatency are whole ms, which
     # flash reads as 0 or 1; the device model prefers these (per datastore, weighted by read IOPS).
     "virtualDisk.readLatencyUS.latest": "read_latency_us",
     "virtualDisk.writeLatencyUS.latest": "write_latency_us",
