@@ -139,7 +139,7 @@ def test_batches_respect_max_query_metrics(lab_vc: LabVC, conn: VCenterConnectio
     assert report.errors == ()
     vms = sum(1 for v in paused.vms.values() if v.powered_on)
     hosts = len(paused.hosts)
-    # Each VM's 13 counters fit alone; two VMs (26) do not; each host's 10 counters pair up.
+    # Each VM's 15 counters fit alone; two VMs (30) do not; each host's 10 counters pair up.
     per_vm = math.ceil(len(DISK_COUNTERS) / 20)
     assert report.requests == vms * per_vm + math.ceil(hosts / (20 // len(HOST_DATASTORE_COUNTERS)))
     assert len(report.disk_samples) == sum(len(v.disks) for v in paused.vms.values() if v.powered_on)
