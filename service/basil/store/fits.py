@@ -116,18 +116,25 @@ def disk_model_history(session: Session, disk: DiskRef, limit: int = 100) -> lis
     return [_disk_model(row, d) for row, d in session.execute(query)]
 
 
+#: Keys of a device model's details that are the next fit's memory (the disks it was fitted with,
+#: relocations it learned): only the current model needs them, so history rows drop them.
+MEMORY_KEYS = frozenset({"disks", "moves_out"})
+
+
 def save_datastore_models(session: Session, models: Sequence[DatastoreModel]) -> int:
     """Record new device models; each becomes its datastore's current model."""
     for m in models:
-        session.execute(
-            update(DatastoreModelRow)
-            .where(
+        previous = session.execute(
+            select(DatastoreModelRow).where(
                 DatastoreModelRow.vcenter == m.vcenter,
                 DatastoreModelRow.datastore == m.datastore,
                 DatastoreModelRow.is_current,
             )
-            .values(is_current=False)
-        )
+        ).scalars()
+        for row in previous:
+            row.is_current = False
+            if MEMORY_KEYS & set(row.details or {}):
+                row.details = {k: v for k, v in row.details.items() if k not in MEMORY_KEYS}
         session.add(
             DatastoreModelRow(
                 vcenter=m.vcenter, datastore=m.datastore, fitted_at=m.fitted_at, window_start=m.window_start,
