@@ -25,7 +25,7 @@ from basil.store.samples import device_points
 from basil.vcenter._vmomi import vim
 from basil.vcenter.actions import read_properties
 from basil.vcenter.connection import VCenterConnection
-from tests.app.conftest import SCENARIOS, lab_config
+from tests.app.conftest import SCENARIOS, lab_config, wait_until
 from tests.vcenter.labproc import LabProcess
 
 pytestmark = pytest.mark.lab
@@ -148,6 +148,10 @@ def test_a_storage_vmotion_copy_does_not_move_the_fits(svc: Service, lab: LabPro
         advance(svc, lab, 10, chunk=10)
         steps += 10
         assert steps < 200, "the copy did not finish"
+    # The inventory follows vCenter's updates a moment later; a model run before that would see the
+    # task but not yet the disk's new datastore (the next run refits the window and would).
+    ssd = moid(svc, "ssd-01")
+    wait_until(lambda: svc.inventory("lab").vms[web2.moid].disk("scsi0:1").datastore == ssd, 30, "the move")
     advance(svc, lab, 20)  # some intervals after the move
     assert svc.run_job("model")["outcome"] == "succeeded"
     after = models(svc)

@@ -484,12 +484,13 @@ class Service:
             if now_ts is None:
                 out["vcenters"].append({"vcenter": name, "skipped": "no samples yet"})
                 continue
-            inventory = link.inventory()
+            # Relocations first: a relocation seen finished then has its move in the inventory read after.
             try:
                 relocations = link.call(recent_relocations)
             except BasilError as err:  # the fit goes on, without leaving copies out
                 log.warning("recent relocations of %s: %s", name, err.message)
                 relocations = []
+            inventory = link.inventory()
             inputs = device_inputs(
                 self.store,
                 name,
