@@ -341,3 +341,22 @@ def test_bad_device_description_names_the_fields() -> None:
     assert "unknown device kind 'tape'" in found["datastores[0].device_kind"]
     assert "positive" in found["datastores[0].spindles"]
     assert "datastores[1].samples[0].latency_us" in found
+
+
+def test_model_options_of_credibility_and_classes() -> None:
+    document = minimal()
+    document["options"] = {
+        "device_model": {"max_ci_ratio": 2.5, "max_step": 0.25, "min_oio_spread": 0.2},
+        "workload_model": {"burst_ratio": 3, "sequential_class_random_pct": 10},
+    }
+    params = parse_snapshot(copy.deepcopy(document)).params
+    assert (params.device_model.max_ci_ratio, params.device_model.max_step) == (2.5, 0.25)
+    assert params.device_model.min_points == 5  # not given: the default
+    assert (params.workload_model.burst_ratio, params.workload_model.sequential_class_random_pct) == (3, 10)
+    document["options"] = {
+        "device_model": {"max_ci_ratio": 1.0, "max_step": 0},
+        "workload_model": {"burst_ratio": 0.5},
+    }
+    found = problems_of(document)
+    assert {"options.device_model.max_ci_ratio", "options.device_model.max_step"} <= set(found)
+    assert "options.workload_model.burst_ratio" in found

@@ -35,8 +35,10 @@ naive ones read as UTC)::
         "splittable_vms": [vm], "anti_affinity": [[vm, vm, ...]], "excluded_vms": [vm],
         "subset_trials", "subset_tolerance", "max_pair_attempts",
         "workload_model": {"k1", "k2", "k3", "k4", "percentile", "window_hours",
-                           "sequential_random_pct", "writes_read_pct"},
-        "device_model": {"max_io_size_kb", "max_seq_pct", "min_points"}
+                           "sequential_random_pct", "writes_read_pct",
+                           "sequential_class_random_pct", "write_heavy_read_pct", "burst_ratio"},
+        "device_model": {"max_io_size_kb", "max_seq_pct", "min_points", "min_oio_spread",
+                         "min_oio_range", "max_ci_ratio", "max_step"}
       }
     }
 
@@ -48,6 +50,7 @@ never silently ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -323,8 +326,27 @@ _WORKLOAD_MODEL_OPTIONS = (
     "window_hours",
     "sequential_random_pct",
     "writes_read_pct",
+    "sequential_class_random_pct",
+    "write_heavy_read_pct",
+    "burst_ratio",
 )
-_DEVICE_MODEL_OPTIONS = ("max_io_size_kb", "max_seq_pct", "min_points")
+_DEVICE_MODEL_OPTIONS = (
+    "max_io_size_kb",
+    "max_seq_pct",
+    "min_points",
+    "min_oio_spread",
+    "min_oio_range",
+    "max_ci_ratio",
+    "max_step",
+)
+_DEVICE_MODEL_NUMBERS = (
+    "max_io_size_kb",
+    "max_seq_pct",
+    "min_oio_spread",
+    "min_oio_range",
+    "max_ci_ratio",
+    "max_step",
+)
 
 _MISSING: Any = object()
 
@@ -578,6 +600,20 @@ def _disk(r: _Reader, raw: object, path: str, vms: list[str]) -> Disk | None:
     )
 
 
+def _device_model_options(r: _Reader, raw: object) -> DeviceModelParams | None:
+    dpath = "options.device_model"
+    dobj = r.mapping(raw, dpath, (), _DEVICE_MODEL_OPTIONS)
+    if dobj is None:
+        return None
+    given: dict[str, Any] = {
+        name: v for name in _DEVICE_MODEL_NUMBERS if (v := r.number(dobj, name, dpath)) is not None
+    }
+    points = r.integer(dobj, "min_points", dpath)
+    if points is not None:
+        given["min_points"] = points
+    return dataclasses.replace(DeviceModelParams(), **given)
+
+
 def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | None]:
     defaults = BalancerParams()
     obj = r.mapping(raw, "options", (), _OPTION_NAMES)
@@ -620,20 +656,16 @@ def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | No
                 window_hours=pick("window_hours", wd.window_hours),
                 sequential_random_pct=pick("sequential_random_pct", wd.sequential_random_pct),
                 writes_read_pct=pick("writes_read_pct", wd.writes_read_pct),
+                sequential_class_random_pct=pick(
+                    "sequential_class_random_pct", wd.sequential_class_random_pct
+                ),
+                write_heavy_read_pct=pick("write_heavy_read_pct", wd.write_heavy_read_pct),
+                burst_ratio=pick("burst_ratio", wd.burst_ratio),
             )
     if "device_model" in obj:
-        dpath = "options.device_model"
-        dobj = r.mapping(obj["device_model"], dpath, (), _DEVICE_MODEL_OPTIONS)
-        if dobj is not None:
-            dd = DeviceModelParams()
-            size = r.number(dobj, "max_io_size_kb", dpath)
-            seq = r.number(dobj, "max_seq_pct", dpath)
-            points = r.integer(dobj, "min_points", dpath)
-            values["device_model"] = DeviceModelParams(
-                max_io_size_kb=size if size is not None else dd.max_io_size_kb,
-                max_seq_pct=seq if seq is not None else dd.max_seq_pct,
-                min_points=points if points is not None else dd.min_points,
-            )
+        device_model = _device_model_options(r, obj["device_model"])
+        if device_model is not None:
+            values["device_model"] = device_model
 
     splittable = r.strings(obj, "splittable_vms", path) or []
     excluded = r.strings(obj, "excluded_vms", path) or []
@@ -791,12 +823,11 @@ def _params_document(params: BalancerParams) -> dict[str, Any]:
             "window_hours": wm.window_hours,
             "sequential_random_pct": wm.sequential_random_pct,
             "writes_read_pct": wm.writes_read_pct,
+            "sequential_class_random_pct": wm.sequential_class_random_pct,
+            "write_heavy_read_pct": wm.write_heavy_read_pct,
+            "burst_ratio": wm.burst_ratio,
         },
-        "device_model": {
-            "max_io_size_kb": dm.max_io_size_kb,
-            "max_seq_pct": dm.max_seq_pct,
-            "min_points": dm.min_points,
-        },
+        "device_model": {name: getattr(dm, name) for name in _DEVICE_MODEL_OPTIONS},
     }
     budgets = {"max_moves": params.max_moves, "max_gb": params.max_gb}
     options.update({k: v for k, v in budgets.items() if v is not None})
