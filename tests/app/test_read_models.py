@@ -66,7 +66,9 @@ def test_samples_then_models_reach_the_views(svc: Service) -> None:
     datastore_id = by_name(pod)["6diskLUN"]["id"]
     assert svc.datastore(datastore_id)["model"]["status"] == "no_model"
 
-    collect(svc, 6)  # newest samples: IOPS and latency per datastore
+    # Newest samples: IOPS and latency per datastore; enough intervals (about 30) for the device
+    # model's OIO range to make its fit credible.
+    collect(svc, 12)
     pod = svc.pod(POD)
     assert by_name(pod)["6diskLUN"]["iops"] > 0
     assert by_name(pod)["6diskLUN"]["model_status"] == "no_model"

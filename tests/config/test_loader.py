@@ -10,6 +10,7 @@ import yaml
 
 from basil.config import (
     BasilConfig,
+    DeviceConfig,
     StoreConfig,
     load_config,
     read_secret,
@@ -303,3 +304,40 @@ pods:
     on = text.replace("tags: false", "tags: true")
     config = load_config(write(tmp_path, on), env={})
     assert config.vcenters[0].tags
+
+
+def test_devices_give_the_device_model_its_priors(tmp_path: Path) -> None:
+    text = (
+        FULL
+        + """
+devices:
+  ssd-gold-01: {kind: ssd, spindles: 4}
+  legacy-01: {performance: 1.5, vcenter: vc-west}
+"""
+    )
+    config = load_config(write(tmp_path, text), env={})
+    assert config.device_of("vc-east", "ssd-gold-01") == DeviceConfig(kind="ssd", spindles=4)
+    assert config.device_of("vc-west", "legacy-01") == DeviceConfig(performance=1.5, vcenter="vc-west")
+    assert config.device_of("vc-east", "legacy-01") is None  # another vCenter's datastore of that name
+    assert config.device_of("vc-east", "unknown") is None
+
+
+def test_bad_devices_name_their_fields(tmp_path: Path) -> None:
+    text = (
+        FULL
+        + """
+devices:
+  a: {kind: tape, spindles: 4}
+  b: {spindles: 8}
+  c: {kind: ssd, spindles: -1, performance: -2}
+  d: {}
+  e: {kind: ssd, vcenter: nowhere}
+"""
+    )
+    found = problems_of(write(tmp_path, text))
+    assert "'tape' is not one of" in found["devices.a.kind"]
+    assert "must be set when spindles is" in found["devices.b.kind"]
+    assert "0 (unknown) or more" in found["devices.c.spindles"]
+    assert "at least 0" in found["devices.c.performance"]
+    assert "give kind" in found["devices.d"]
+    assert "not one of vcenters" in found["devices.e.vcenter"]

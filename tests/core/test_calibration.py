@@ -42,8 +42,10 @@ def test_exact_product_form_grid_gives_back_its_constants() -> None:
     c = result.constants
     assert (c.k1, c.k2, c.k3, c.k4) == pytest.approx((TRUE.k1, TRUE.k2, TRUE.k3, TRUE.k4), rel=1e-9)
     assert result.k5 == pytest.approx(TRUE_K5, rel=1e-9)
-    # 150 groups of 5 OIO values give 10 pairs each; 125 groups of 6 IO sizes give 15 each.
-    assert result.pairs == (1500, 1875, 1500, 1500)
+    # The 600 points above 0 % random: 120 groups of 5 OIO values give 10 pairs each, 100 groups of
+    # 6 IO sizes 15 each, 120 groups of 5 read % 10 each, 150 groups of 4 random % 6 each.
+    assert result.pairs == (1200, 1500, 1200, 900)
+    assert result.sequential_factor == pytest.approx(1.0)
     assert result.summary.max_abs == pytest.approx(0.0, abs=1e-9)
 
 
@@ -71,6 +73,37 @@ def test_sequential_anomaly_shows_in_the_error_with_and_without_those_points() -
     assert result.summary_without_sequential.p90_abs < result.summary.p90_abs
     assert result.summary.max_abs > 0.5
     assert len(result.relative_errors) == 750
+
+
+@pytest.mark.parametrize(
+    ("constants", "k5", "noise", "sequential_factor", "seed"),
+    [
+        pytest.param(TRUE, TRUE_K5, 0.05, 0.45, 2010, id="bundled-grid-recipe"),
+        pytest.param(WorkloadConstants(1.0, 32.0, 0.25, 1.0), 12.0, 0.05, 0.3, 7, id="defaults-strong-seq"),
+        pytest.param(WorkloadConstants(4.0, 16.0, 0.6, 0.5), 90.0, 0.08, 0.6, 99, id="noisier"),
+    ],
+)
+def test_known_constants_are_recovered_within_10_percent(
+    constants: WorkloadConstants, k5: float, noise: float, sequential_factor: float, seed: int
+) -> None:
+    # Synthetic grids with the paper's sequential anomaly (eq. 1 over-predicts ≈100 % sequential
+    # latency) and relative noise: every constant within 10 %, and the anomaly measured, not absorbed.
+    points = product_form_grid(constants, k5, noise=noise, sequential_factor=sequential_factor, seed=seed)
+    result = calibrate(points)
+    c = result.constants
+    got = (c.k1, c.k2, c.k3, c.k4, result.k5)
+    want = (constants.k1, constants.k2, constants.k3, constants.k4, k5)
+    for name, g, w in zip(("K1", "K2", "K3", "K4", "K5"), got, want, strict=True):
+        assert abs(g - w) <= 0.1 * w, f"{name} = {g:.4g}, generated with {w:.4g}"
+    assert result.sequential_factor == pytest.approx(sequential_factor, rel=0.1)
+
+
+def test_bundled_grid_recovers_the_constants_it_was_made_with() -> None:
+    with (EXAMPLES / "calibration-grid.csv").open(encoding="utf-8", newline="") as f:
+        result = calibrate(grid_from_rows(list(csv.DictReader(f))))
+    assert result.constants.k4 == pytest.approx(TRUE.k4, rel=0.1)
+    assert result.k5 == pytest.approx(TRUE_K5, rel=0.1)
+    assert result.summary_without_sequential.median_abs < 0.06
 
 
 def test_summary_histogram_counts_every_point_once() -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import replace
 
 import pytest
 
-from basil.core.device_model import DeviceSample
+from basil.core.balancer import recommend
+from basil.core.device_model import ASSUMED_DEVICES, PER_DEVICE_P, DeviceSample
 from basil.core.normalized_load import (
     LOAD_GIVEN,
     LOAD_SAMPLES,
@@ -15,15 +17,16 @@ from basil.core.normalized_load import (
     MODEL_FITTED,
     MODEL_GIVEN,
     MODEL_NEW,
+    MODEL_PRIOR,
     imbalance,
     resolve_models,
 )
 from basil.core.params import BalancerParams
-from basil.core.snapshot import Disk
+from basil.core.snapshot import Disk, load_snapshot_json
 from basil.core.workload_model import WorkloadConstants, WorkloadModelParams, WorkloadSample, load_metric
 from basil.errors import ValidationError
 
-from .builders import datastore, disk, snapshot, workload
+from .builders import EXAMPLES, datastore, disk, snapshot, workload
 
 
 @pytest.mark.parametrize(
@@ -125,3 +128,43 @@ def test_stand_in_is_per_pod_and_one_without_models() -> None:
     ]
     models = resolve_models(snapshot(stores, []), BalancerParams())
     assert models.stand_in == {"p1": 0.5, "p2": 1.0}
+
+
+def test_a_described_device_gets_a_prior_and_is_not_new_when_confident() -> None:
+    known = replace(datastore("ssd", performance=None), device_kind="ssd", spindles=4)
+    kind_only = replace(datastore("sata", performance=None), device_kind="sata7k")
+    fitted = replace(datastore("fitted", performance=None), samples=good_samples(0.25))  # P = 4
+    models = resolve_models(snapshot([known, kind_only, fitted], []), BalancerParams())
+    m = models.datastores
+    assert m["ssd"].source == MODEL_PRIOR
+    assert not m["ssd"].new  # so it may receive more than one disk in a round
+    assert m["ssd"].performance == pytest.approx(4 * PER_DEVICE_P["ssd"])
+    # A kind without a device count is not confident: still new, its prior only the stand-in.
+    assert m["sata"].new
+    assert m["sata"].effective_performance == pytest.approx(ASSUMED_DEVICES * PER_DEVICE_P["sata7k"])
+    # A credible fit beats the prior.
+    with_fit = replace(known, name="ssd2", samples=good_samples(0.25))
+    assert resolve_models(snapshot([with_fit], []), BalancerParams()).datastores["ssd2"].performance == (
+        pytest.approx(4.0)
+    )
+
+
+def test_described_new_luns_can_take_more_than_one_workload_in_a_round() -> None:
+    # BASIL §6.3 (Table 4): the 3- and 9-disk LUNs are new. Unknown, each gets one workload per
+    # round; described (15k FC: a prior of 0.54 and 1.62, the paper measured 0.6 and 1.7 in Table 5)
+    # the 9-disk LUN is a modelled datastore from the start and gets several.
+    doc = load_snapshot_json((EXAMPLES / "basil-table4.json").read_text(encoding="utf-8"))
+    unknown = recommend(doc.snapshot, doc.params)
+    assert Counter(m.target for m in unknown.moves) == {"3diskLUN": 1, "9diskLUN": 1}
+    spindles = {"3diskLUN": 3, "9diskLUN": 9}
+    described = replace(
+        doc.snapshot,
+        datastores=tuple(
+            replace(ds, device_kind="fc15k", spindles=spindles[ds.name]) if ds.name in spindles else ds
+            for ds in doc.snapshot.datastores
+        ),
+    )
+    plan = recommend(described, doc.params)
+    assert plan.datastores["9diskLUN"].source == MODEL_PRIOR
+    assert not plan.datastores["9diskLUN"].new
+    assert Counter(m.target for m in plan.moves)["9diskLUN"] > 1

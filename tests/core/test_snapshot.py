@@ -305,3 +305,58 @@ def test_round_trip_keeps_samples_rules_and_time() -> None:
     doc = parse_snapshot(copy.deepcopy(document))
     assert parse_snapshot(snapshot_to_document(doc.snapshot)).snapshot == doc.snapshot
     assert isinstance(doc.snapshot, Snapshot)
+
+
+def test_device_description_and_microsecond_latency_round_trip() -> None:
+    document = minimal()
+    document["datastores"][1].update(device_kind="ssd", spindles=4)
+    document["datastores"][1]["samples"] = [
+        {
+            "host": "h1",
+            "oio": 4,
+            "latency_ms": 0,
+            "latency_us": 412,
+            "iops": 900,
+            "io_size_kb": 8,
+            "seq_pct": 0,
+        }
+    ]
+    doc = parse_snapshot(copy.deepcopy(document))
+    ds = doc.snapshot.datastores[1]
+    assert (ds.device_kind, ds.spindles) == ("ssd", 4)
+    assert ds.samples[0].latency_us == 412
+    assert ds.samples[0].latency == pytest.approx(0.412)
+    assert parse_snapshot(snapshot_to_document(doc.snapshot)).snapshot == doc.snapshot
+    # Documents without the new fields read as before.
+    assert parse_snapshot(minimal()).snapshot.datastores[1].device_kind is None
+
+
+def test_bad_device_description_names_the_fields() -> None:
+    document = minimal()
+    document["datastores"][0].update(device_kind="tape", spindles=0)
+    document["datastores"][1]["samples"] = [
+        {"host": "h1", "oio": 4, "latency_ms": 0, "latency_us": -1, "iops": 9, "io_size_kb": 8, "seq_pct": 0}
+    ]
+    found = problems_of(document)
+    assert "unknown device kind 'tape'" in found["datastores[0].device_kind"]
+    assert "positive" in found["datastores[0].spindles"]
+    assert "datastores[1].samples[0].latency_us" in found
+
+
+def test_model_options_of_credibility_and_classes() -> None:
+    document = minimal()
+    document["options"] = {
+        "device_model": {"max_ci_ratio": 2.5, "max_step": 0.25, "min_oio_spread": 0.2},
+        "workload_model": {"burst_ratio": 3, "sequential_class_random_pct": 10},
+    }
+    params = parse_snapshot(copy.deepcopy(document)).params
+    assert (params.device_model.max_ci_ratio, params.device_model.max_step) == (2.5, 0.25)
+    assert params.device_model.min_points == 5  # not given: the default
+    assert (params.workload_model.burst_ratio, params.workload_model.sequential_class_random_pct) == (3, 10)
+    document["options"] = {
+        "device_model": {"max_ci_ratio": 1.0, "max_step": 0},
+        "workload_model": {"burst_ratio": 0.5},
+    }
+    found = problems_of(document)
+    assert {"options.device_model.max_ci_ratio", "options.device_model.max_step"} <= set(found)
+    assert "options.workload_model.burst_ratio" in found

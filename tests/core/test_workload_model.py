@@ -8,12 +8,17 @@ import numpy as np
 import pytest
 
 from basil.core.workload_model import (
+    CLASS_BURSTY,
+    CLASS_RANDOM,
+    CLASS_SEQUENTIAL,
+    CLASS_WRITE_HEAVY,
     FLAG_SEQUENTIAL,
     FLAG_WRITES,
     WorkloadConstants,
     WorkloadModelParams,
     WorkloadParams,
     WorkloadSample,
+    classify_workload,
     load_metric,
     load_metric_array,
     model_workload,
@@ -153,3 +158,43 @@ def test_workload_params_problems_name_the_field() -> None:
         "disks[2].workload.read_pct",
         "disks[2].workload.random_pct",
     }
+
+
+@pytest.mark.parametrize(
+    ("workload", "median_oio", "name", "traits"),
+    [
+        pytest.param(WorkloadParams(8, 8, 70, 100), 7.0, CLASS_RANDOM, (), id="oltp"),
+        pytest.param(WorkloadParams(4, 64, 100, 5), 4.0, CLASS_SEQUENTIAL, (CLASS_SEQUENTIAL,), id="backup"),
+        pytest.param(
+            WorkloadParams(1, 8, 0, 5), 1.0, CLASS_SEQUENTIAL, (CLASS_SEQUENTIAL, CLASS_WRITE_HEAVY), id="log"
+        ),
+        pytest.param(
+            WorkloadParams(16, 32, 20, 60), 12.0, CLASS_WRITE_HEAVY, (CLASS_WRITE_HEAVY,), id="batch"
+        ),
+        pytest.param(WorkloadParams(24, 32, 40, 60), 2.0, CLASS_BURSTY, (CLASS_BURSTY,), id="schedule"),
+        pytest.param(
+            WorkloadParams(4, 64, 100, 5), 0, CLASS_SEQUENTIAL, (CLASS_SEQUENTIAL, CLASS_BURSTY), id="on-off"
+        ),
+        pytest.param(WorkloadParams(8, 8, 70, 100), None, CLASS_RANDOM, (), id="no-median"),
+    ],
+)
+def test_workload_classes(
+    workload: WorkloadParams, median_oio: float | None, name: str, traits: tuple[str, ...]
+) -> None:
+    found = classify_workload(workload, WorkloadModelParams(), median_oio)
+    assert found.name == name
+    assert found.traits == traits
+    assert found.sequential == (CLASS_SEQUENTIAL in traits)
+
+
+def test_model_classifies_from_the_samples_spread() -> None:
+    # A schedule that sits at 2 OIO and jumps to 24 a fifth of the time: bursty; steady, it is not.
+    bursty = [WorkloadSample(24 if t % 5 == 0 else 2, 32, 40, 60, float(t)) for t in range(100)]
+    steady = [WorkloadSample(8 + t % 3, 8, 70, 100, float(t)) for t in range(100)]
+    params = WorkloadModelParams(percentile=90)
+    a, b = model_workload(bursty, params), model_workload(steady, params)
+    assert a is not None
+    assert b is not None
+    assert a.workload_class.name == CLASS_BURSTY
+    assert a.workload_class.burst_ratio == pytest.approx(12.0)
+    assert b.workload_class.name == CLASS_RANDOM

@@ -60,7 +60,7 @@ def test_upgrade_is_idempotent_and_downgrade_removes_everything(empty_store_url:
 
 
 def test_history_names_the_revisions_in_order() -> None:
-    assert [rev for rev, _ in history()][:2] == ["0001", "0002"]
+    assert [rev for rev, _ in history()][:3] == ["0001", "0002", "0003_latency_us"]
 
 
 def test_offline_sql_for_a_dba() -> None:
@@ -77,7 +77,7 @@ def test_0002_upgrades_a_store_of_0001_keeping_its_rows(empty_store_url: str) ->
         with store.engine.begin() as conn:
             conn.execute(text("UPDATE rollup_state SET watermark = 42 WHERE kind = 'disk' AND level = 300"))
         assert "setting_overrides" not in store.table_names()
-        store.upgrade()
+        upgrade(store.engine, "0002")
         assert current_revision(store.engine) == "0002"
         assert "setting_overrides" in store.table_names()
         with store.read_session() as session:
@@ -87,6 +87,38 @@ def test_0002_upgrades_a_store_of_0001_keeping_its_rows(empty_store_url: str) ->
         assert kept == 42
         downgrade(store.engine, "0001")
         assert "setting_overrides" not in store.table_names()
+    finally:
+        store.dispose()
+
+
+def test_0003_adds_the_microsecond_read_latency_keeping_samples(empty_store_url: str) -> None:
+    store = Store(empty_store_url)
+    try:
+        upgrade(store.engine, "0002")
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO disks (id, vcenter, vm, instance, first_seen, last_seen) "
+                    "VALUES (1, 'vc', 'vm-1', 'scsi0:1', '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+                )
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO disk_samples (disk_id, ts, read_iops, write_iops, read_oio, write_oio, "
+                    "read_latency_ms, write_latency_ms, read_io_size_kb, write_io_size_kb) "
+                    "VALUES (1, 100, 10, 5, 1, 1, 2, 1, 8, 8)"
+                )
+            )
+        columns = {c["name"] for c in inspect(store.engine).get_columns("disk_samples")}
+        assert "read_latency_us" not in columns
+        upgrade(store.engine, "0003_latency_us")
+        columns = {c["name"] for c in inspect(store.engine).get_columns("disk_samples")}
+        assert "read_latency_us" in columns
+        with store.engine.connect() as conn:
+            row = conn.execute(text("SELECT read_latency_ms, read_latency_us FROM disk_samples")).one()
+        assert tuple(row) == (2.0, None)
+        downgrade(store.engine, "0002")
+        assert "read_latency_us" not in {c["name"] for c in inspect(store.engine).get_columns("disk_samples")}
     finally:
         store.dispose()
 

@@ -69,6 +69,27 @@ def test_models_keep_history_and_one_current(store: Store) -> None:
         assert fits.prune_models(session, NOW + timedelta(days=1)) == 2  # the two non-current ones
 
 
+def test_only_the_current_device_model_keeps_the_next_fit_s_memory(store: Store) -> None:
+    def model(p: float) -> fits.DatastoreModel:
+        details = {
+            "summary": f"P = {p}",
+            "disks": ["vm-1/scsi0:1"],
+            "moves_out": {"task-1": ["vm-2", "scsi0:1", "ds-2"]},
+        }
+        return fits.DatastoreModel(
+            "vc", "ds-1", NOW, NOW - timedelta(days=1), NOW, p, 1 / p, 1.0, 0.9, 50, 0, "ok", details
+        )
+
+    with store.session() as session:
+        fits.save_datastore_models(session, [model(1.0)])
+        fits.save_datastore_models(session, [model(2.0)])
+    with store.read_session() as session:
+        current, older = fits.datastore_model_history(session, "vc", "ds-1")
+    assert current.details["disks"] == ["vm-1/scsi0:1"]
+    assert "task-1" in current.details["moves_out"]
+    assert older.details == {"summary": "P = 1.0"}
+
+
 def spec(disk_key: int) -> recommendations.RecommendationSpec:
     return recommendations.RecommendationSpec(
         "vc", "vm-1", disk_key, "ds-1", "ds-2", 10 * 2**30, predicted={"gain": 0.2}

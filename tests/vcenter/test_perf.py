@@ -63,6 +63,9 @@ def test_disk_samples_match_the_ground_truth(
         assert close(s.read_latency_ms, t["read_latency_ms"], rounding=1.0), (t, s)
         assert close(s.write_latency_ms, t["write_latency_ms"], rounding=1.0), (t, s)
         assert close(s.read_kbps, t["read_kbps"]), (t, s)
+        # readLatencyUS/writeLatencyUS: the same latency in whole microseconds.
+        assert close(s.read_latency_us, t["read_latency_ms"] * 1000, rounding=1.0), (t, s)
+        assert close(s.write_latency_us, t["write_latency_ms"] * 1000, rounding=1.0), (t, s)
 
 
 def test_workload_parameters_match_the_scenario(
@@ -136,7 +139,7 @@ def test_batches_respect_max_query_metrics(lab_vc: LabVC, conn: VCenterConnectio
     assert report.errors == ()
     vms = sum(1 for v in paused.vms.values() if v.powered_on)
     hosts = len(paused.hosts)
-    # Each VM's 13 counters fit alone; two VMs (26) do not; each host's 10 counters pair up.
+    # Each VM's 15 counters fit alone; two VMs (30) do not; each host's 10 counters pair up.
     per_vm = math.ceil(len(DISK_COUNTERS) / 20)
     assert report.requests == vms * per_vm + math.ceil(hosts / (20 // len(HOST_DATASTORE_COUNTERS)))
     assert len(report.disk_samples) == sum(len(v.disks) for v in paused.vms.values() if v.powered_on)

@@ -13,7 +13,7 @@ import pytest
 
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import fetch_inventory
-from basil.vcenter.perf import CollectorParams, PerfCollector
+from basil.vcenter.perf import DISK_COUNTERS, CollectorParams, PerfCollector
 from basil.vcenter.types import Inventory, SampleChunk
 
 from .labvc import LabVC
@@ -22,8 +22,11 @@ pytestmark = pytest.mark.lab
 
 HOUR = 180  # 20 s intervals: what vCenter keeps of real-time samples
 STEP = timedelta(seconds=20)
-# Small windows and chunks, and one entity per query, so that an hour is many of each.
-PARAMS = CollectorParams(workers=1, max_query_metrics=13, window_samples=15, max_rounds=16, chunk_samples=40)
+# Small windows and chunks, and one entity per query (a VM's counters fill the budget), so that an
+# hour is many of each.
+PARAMS = CollectorParams(
+    workers=1, max_query_metrics=len(DISK_COUNTERS), window_samples=15, max_rounds=16, chunk_samples=40
+)
 
 Key = tuple[str, str, datetime]  # (VM or host, disk instance or datastore, sample time)
 

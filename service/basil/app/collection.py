@@ -74,6 +74,7 @@ def disk_record(vcenter: str, s: DiskSample) -> DiskSampleIn | None:
         small_seeks=small,
         medium_seeks=medium,
         large_seeks=large,
+        read_latency_us=s.read_latency_us if s.read_iops else None,
     )
 
 

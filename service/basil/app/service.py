@@ -14,6 +14,7 @@ and must not be changed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -30,7 +31,7 @@ from basil.app.actor import SYSTEM, Actor, audited
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
 from basil.app.metrics import Metrics
-from basil.app.modelling import run_modelling
+from basil.app.modelling import device_inputs, run_modelling
 from basil.app.planner import (
     Budget,
     PlanExecutor,
@@ -80,6 +81,7 @@ from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef, latest_sample_time, newest_sample_times, roll_up
 from basil.vcenter.connection import ConnectionParams
 from basil.vcenter.perf import PerfCollector
+from basil.vcenter.relocations import recent_relocations
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
@@ -559,21 +561,38 @@ class Service:
             if now_ts is None:
                 out["vcenters"].append({"vcenter": name, "skipped": "no samples yet"})
                 continue
+            # Relocations first: a relocation seen finished then has its move in the inventory read after.
             try:
-                datastores = list(link.inventory().datastores)
+                relocations = link.call(recent_relocations)
+            except BasilError as err:  # the fit goes on, without leaving copies out
+                log.warning("recent relocations of %s: %s", name, err.message)
+                relocations = []
+            try:
+                inventory = link.inventory()
             except BasilError as err:
                 link.job_failed("model", err.message)
                 problems.append(f"{name}: {err.message}")
                 continue
             link.job_succeeded("model")
             fitted += 1
+            inputs = device_inputs(
+                self.store,
+                name,
+                inventory,
+                relocations=relocations,
+                devices=functools.partial(self.config.device_of, name),
+                now_ts=now_ts,
+            )
             outcome = run_modelling(
                 self.store,
                 name,
-                datastores,
+                list(inventory.datastores),
                 now_ts=now_ts,
                 wparams=self.workload_params,
                 dparams=self.device_params,
+                placement=inputs.placement,
+                copies=inputs.copies,
+                priors=inputs.priors,
             )
             out["vcenters"].append(outcome.summary())
         # The pods' normalized loads after this fit, kept with the run: the history the API charts.

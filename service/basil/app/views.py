@@ -24,7 +24,7 @@ from basil.store import job_runs as runs
 from basil.store import plans as plan_store
 from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
-from basil.store.fits import disk_model_history
+from basil.store.fits import DiskModel, disk_model_history
 from basil.store.overrides import Override
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
 from basil.store.samples import DiskRef, device_points
@@ -266,6 +266,13 @@ def _build_datastore(svc: Service, vcenter: str, ds: Datastore) -> dict[str, Any
             "points_filtered": m.points_filtered,
             "summary": m.details.get("summary", ""),
             "fitted_at": iso(m.fitted_at),
+            # The device model's P in use, its confidence interval and where it comes from.
+            "P_low": _finite(m.details.get("p_low")),
+            "P_high": _finite(m.details.get("p_high")),
+            "source": m.details.get("source"),
+            "credible": m.details.get("credible"),
+            "latency_resolution": m.details.get("latency_resolution"),
+            "reason": m.details.get("reason", ""),
         }
         if m is not None
         else {
@@ -363,6 +370,7 @@ def vm(svc: Service, ident: str) -> dict[str, Any]:
                     "L": m.load,
                     "samples": m.samples_used,
                     "flags": list(m.flags),
+                    **_workload_class(m),
                     "fitted_at": iso(m.fitted_at),
                 },
                 "io": {
@@ -398,6 +406,16 @@ def vm(svc: Service, ident: str) -> dict[str, Any]:
     }
 
 
+def _workload_class(m: DiskModel) -> dict[str, Any]:
+    """A disk model's class (sequential, write_heavy, bursty, random; "unknown" for older models)."""
+    traits = m.quality.get("traits", [])
+    return {
+        "class": m.quality.get("class", "unknown"),
+        "sequential": "sequential" in traits,
+        "traits": traits,
+    }
+
+
 def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
     """The four parameters' p90 and L of a disk after each fit within *hours*, oldest first."""
     vcenter, vm_moid, instance = svc.ids.parse_disk(ident)
@@ -418,6 +436,7 @@ def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
             "L": m.load,
             "samples": m.samples_used,
             "flags": list(m.flags),
+            **_workload_class(m),
         }
         for m in reversed(history)
         if m.fitted_at >= since

@@ -348,7 +348,10 @@ def format_calibration(result: Calibration, source: str) -> str:
         f"  K2 = {c.k2:.6g}   (median over {result.pairs[1]} pairs differing in IO size only)",
         f"  K3 = {c.k3:.6g}   (median over {result.pairs[2]} pairs differing in read % only)",
         f"  K4 = {c.k4:.6g}   (median over {result.pairs[3]} pairs differing in random % only)",
-        f"  K5 = {result.k5:.6g}   (least squares of latency against the numerator of eq. 1)",
+        f"  K5 = {result.k5:.6g}   (median of eq. 1's numerator / latency)",
+        f"  {result.sequential_points} points at ≤ 5 % random left out of K1-K5 (eq. 1 over-predicts them, "
+        "BASIL §3);",
+        f"  their measured / predicted latency: median {result.sequential_factor:.3g}",
         "",
         "Relative error (predicted - measured) / measured, as in BASIL Figure 3:",
     ]
@@ -397,7 +400,8 @@ def calibrate_command(grid_path: Path, as_json: bool) -> None:
     """Derive K1-K5 of the workload model from measured latencies (BASIL eq. 2-3, Figure 3).
 
     K1-K4 are the medians of eq. 3 over all pairs of grid points that differ in one parameter only;
-    K5 is the least-squares fit of latency against eq. 1's numerator.
+    K5 is the median of eq. 1's numerator over latency. Points at 5 % random or less (≈100 %
+    sequential, which eq. 1 over-predicts) are left out of K1-K5 and get their own factor.
     """
     points = grid_from_rows(_read_grid(grid_path))
     result = calibrate(points)
@@ -419,6 +423,9 @@ def calibrate_command(grid_path: Path, as_json: bool) -> None:
                     "k4": result.pairs[3],
                 },
                 "sequential_points": result.sequential_points,
+                "sequential_factor": (
+                    result.sequential_factor if math.isfinite(result.sequential_factor) else None
+                ),
                 "relative_error": {"all": summary, "without_sequential": without},
             }
         )

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basil.config.cron import CronExpression
+from basil.core.device_model import PER_DEVICE_P
 from basil.core.params import CANDIDATE_ORDERS, ORDER_LEAST_DISTURBANCE, ORDER_LOAD_PER_GB
 from basil.errors import Problem, raise_if_problems
 
@@ -194,6 +195,37 @@ def _tag_problems(tag: str, path: str, *, required: bool) -> list[Problem]:
     if not sep or not category.strip() or not name.strip() or "/" in name:
         return [Problem(path, f"{tag!r} must be written category/name")]
     return []
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """What is known of a datastore's device: a prior P until measurements give a credible one.
+
+    ``kind`` is one of :data:`basil.core.device_model.PER_DEVICE_P`; ``spindles`` the devices (disks
+    or flash modules) behind the datastore, 0 when unknown; ``performance`` a vendor or measured P
+    (OIO per ms), 0 when none. Kind with spindles, or a performance, is a confident prior: a new
+    datastore so described may receive more than one disk in a round.
+    """
+
+    kind: str = ""
+    spindles: int = 0
+    performance: float = 0.0
+    vcenter: str = ""  # only this vCenter's datastore of that name; "" for any
+
+    def problems(self, path: str) -> list[Problem]:
+        found: list[Problem] = []
+        if self.kind and self.kind not in PER_DEVICE_P:
+            found.append(
+                Problem(f"{path}.kind", f"{self.kind!r} is not one of {', '.join(sorted(PER_DEVICE_P))}")
+            )
+        if self.spindles < 0:
+            found.append(Problem(f"{path}.spindles", f"must be 0 (unknown) or more, got {self.spindles}"))
+        if self.spindles and not self.kind:
+            found.append(Problem(f"{path}.kind", "must be set when spindles is"))
+        found += _number(self.performance, f"{path}.performance", low=0)
+        if not self.kind and not self.performance:
+            found.append(Problem(path, "give kind (and spindles) or performance"))
+        return found
 
 
 @dataclass(frozen=True)
@@ -534,6 +566,7 @@ class BasilConfig:
     server: ServerConfig = field(default_factory=ServerConfig)
     auth: AuthConfig = field(default_factory=AuthConfig)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    devices: dict[str, DeviceConfig] = field(default_factory=dict)  # datastore name -> its device
 
     def problems(self, path: str = "") -> list[Problem]:
         prefix = f"{path}." if path else ""
@@ -575,7 +608,20 @@ class BasilConfig:
         found += self.server.problems(f"{prefix}server")
         found += self.auth.problems(f"{prefix}auth")
         found += self.retention.problems(f"{prefix}retention")
+        for name, device in sorted(self.devices.items()):
+            found += device.problems(f"{prefix}devices.{name}")
+            if device.vcenter and device.vcenter not in names:
+                found.append(
+                    Problem(f"{prefix}devices.{name}.vcenter", f"{device.vcenter!r} is not one of vcenters")
+                )
         return found
+
+    def device_of(self, vcenter: str, datastore_name: str) -> DeviceConfig | None:
+        """What the configuration says of a datastore's device, if anything."""
+        device = self.devices.get(datastore_name)
+        if device is None or (device.vcenter and device.vcenter != vcenter):
+            return None
+        return device
 
     def validate(self) -> None:
         """Raise one ValidationError listing every problem of the configuration."""

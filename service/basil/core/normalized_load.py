@@ -11,6 +11,11 @@ ever "lower the imbalance". Instead a new datastore's N is computed with a stand
 of the datastores of its pod that have a model (1.0 when none has). Combined with the rule that a
 new datastore receives at most one unit per round, the stand-in only decides which single workload
 goes there first; the next round measures the real P, as in §6.3 (Tables 4 and 5).
+
+A datastore whose device is described (``device_kind`` and ``spindles``, or a vendor
+``performance``) gets a prior P (:func:`basil.core.device_model.device_prior`). A confident prior is
+a model (source "prior"): the datastore is not new and may receive more than one disk per round. A
+prior that is not confident (kind without device count) only replaces the pod median as stand-in.
 """
 
 from __future__ import annotations
@@ -21,15 +26,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from basil.core.device_model import DeviceFit, fit_device_model
+from basil.core.device_model import DeviceFit, device_prior, fit_device_model, settle_performance
 from basil.core.params import BalancerParams
 from basil.core.snapshot import Snapshot
-from basil.core.workload_model import WorkloadParams, load_metric, model_workload, workload_flags
+from basil.core.workload_model import (
+    UNKNOWN_CLASS,
+    WorkloadClass,
+    WorkloadParams,
+    classify_workload,
+    load_metric,
+    model_workload,
+    workload_flags,
+)
 from basil.errors import Problem, raise_if_problems
 
 MODEL_GIVEN = "given"
 MODEL_FITTED = "fitted"
 MODEL_NEW = "new"
+MODEL_PRIOR = "prior"
 
 LOAD_GIVEN = "given"
 LOAD_WORKLOAD = "workload"
@@ -42,7 +56,7 @@ class DatastoreModel:
 
     name: str
     pod: str
-    source: str  # MODEL_GIVEN, MODEL_FITTED or MODEL_NEW
+    source: str  # MODEL_GIVEN, MODEL_FITTED, MODEL_PRIOR or MODEL_NEW
     performance: float | None  # the model's P; None for a new datastore
     effective_performance: float  # P used for N: the model's, or the pod's stand-in when new
     fit: DeviceFit | None  # the fit over the datastore's samples, when it has any
@@ -62,6 +76,12 @@ class DiskLoad:
     workload: WorkloadParams | None
     samples_used: int
     flags: tuple[str, ...]
+    workload_class: WorkloadClass = UNKNOWN_CLASS  # sequential / write_heavy / bursty / random
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the disk is a sequential stream (a balancer may keep it apart from random ones)."""
+        return self.workload_class.sequential
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +111,18 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
     disks: dict[str, DiskLoad] = {}
     for i, disk in enumerate(snapshot.disks):
         if disk.load is not None:
-            flags = workload_flags(disk.workload, wparams) if disk.workload is not None else ()
-            disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags)
+            flags: tuple[str, ...] = ()
+            kind = UNKNOWN_CLASS
+            if disk.workload is not None:
+                flags, kind = (
+                    workload_flags(disk.workload, wparams),
+                    classify_workload(disk.workload, wparams),
+                )
+            disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags, kind)
             continue
         if disk.workload is not None:
             w, used, source = disk.workload, 0, LOAD_WORKLOAD
+            kind = classify_workload(w, wparams)
         else:
             modelled = model_workload(disk.samples, wparams, snapshot.now)
             if modelled is None:
@@ -107,6 +134,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 )
                 continue
             w, used, source = modelled.params, modelled.samples_used, LOAD_SAMPLES
+            kind = modelled.workload_class
         load = load_metric(w, wparams.constants)  # BASIL eq. 1, numerator
         if not (math.isfinite(load) and load >= 0):
             problems.append(
@@ -115,18 +143,33 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 )
             )
             continue
-        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams))
+        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams), kind)
     raise_if_problems(problems, "snapshot")
+    datastores, stand_in = _datastore_models(snapshot, params)
+    return Models(datastores=datastores, disks=disks, stand_in=stand_in)
 
+
+def _datastore_models(
+    snapshot: Snapshot, params: BalancerParams
+) -> tuple[dict[str, DatastoreModel], dict[str, float]]:
+    """Every datastore's P (given, fitted, prior or none) and each pod's stand-in P for new ones."""
     known: dict[str, tuple[str, float | None, DeviceFit | None]] = {}
+    guesses: dict[str, float] = {}
     for ds in snapshot.datastores:
         fit = fit_device_model(ds.samples, params.device_model) if ds.samples else None
+        prior = device_prior(ds.device_kind, ds.spindles)
+        if fit is not None:
+            fit = settle_performance(fit, None, prior, params.device_model)
         if ds.performance is not None:
             known[ds.name] = (MODEL_GIVEN, ds.performance, fit)
         elif fit is not None and fit.ok:
-            known[ds.name] = (MODEL_FITTED, fit.performance, fit)
+            known[ds.name] = (MODEL_FITTED if fit.credible else MODEL_PRIOR, fit.performance, fit)
+        elif prior is not None and prior.confident:
+            known[ds.name] = (MODEL_PRIOR, prior.performance, fit)
         else:
             known[ds.name] = (MODEL_NEW, None, fit)
+            if prior is not None:
+                guesses[ds.name] = prior.performance
 
     stand_in: dict[str, float] = {}
     for pod, members in snapshot.pods().items():
@@ -141,7 +184,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
             pod=ds.pod,
             source=source,
             performance=p,
-            effective_performance=p if p is not None else stand_in[ds.pod],
+            effective_performance=p if p is not None else guesses.get(ds.name, stand_in[ds.pod]),
             fit=fit,
         )
-    return Models(datastores=datastores, disks=disks, stand_in=stand_in)
+    return datastores, stand_in

@@ -14,8 +14,11 @@ naive ones read as UTC)::
         "maintenance"*: false,                  # never a target; left out of the balance
         "performance"*: 1.4,                    # P, when known; wins over samples
         "samples"*: [{"host", "oio", "latency_ms", "iops", "io_size_kb", "seq_pct",
-                      "time"*, "op"*: "read" | "write"}],   # read-side counters per host
-        "pod"*: "gold"                          # balancing domain; default "default"
+                      "time"*, "op"*: "read" | "write",
+                      "latency_us"*}],          # per host; latency_us wins over latency_ms
+        "pod"*: "gold",                         # balancing domain; default "default"
+        "device_kind"*: "ssd" | "fc15k" | "sas15k" | "sas10k" | "sata7k" | "nlsas7k",
+        "spindles"*: 8                          # devices behind it; with device_kind, a prior P
       }],
       "disks": [{
         "id": "vm1/scsi0:1", "vm": "vm1", "datastore": "ds1", "size_gb": 40,
@@ -32,17 +35,22 @@ naive ones read as UTC)::
         "splittable_vms": [vm], "anti_affinity": [[vm, vm, ...]], "excluded_vms": [vm],
         "subset_trials", "subset_tolerance", "max_pair_attempts",
         "workload_model": {"k1", "k2", "k3", "k4", "percentile", "window_hours",
-                           "sequential_random_pct", "writes_read_pct"},
-        "device_model": {"max_io_size_kb", "max_seq_pct", "min_points"}
+                           "sequential_random_pct", "writes_read_pct",
+                           "sequential_class_random_pct", "write_heavy_read_pct", "burst_ratio"},
+        "device_model": {"max_io_size_kb", "max_seq_pct", "min_points", "min_oio_spread",
+                         "min_oio_range", "max_ci_ratio", "max_step"}
       }
     }
 
 Every disk needs ``load``, ``workload`` or ``samples``. A datastore with neither ``performance`` nor
-samples that fit is new (BASIL §6.3). Unknown fields are errors, so a typo is never silently ignored.
+samples that fit is new (BASIL §6.3), unless ``device_kind`` and ``spindles`` give it a confident
+prior P. Files without the optional fields read as before. Unknown fields are errors, so a typo is
+never silently ignored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,7 +58,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from basil.core.device_model import OP_READ, DeviceModelParams, DeviceSample
+from basil.core.device_model import OP_READ, PER_DEVICE_P, DeviceModelParams, DeviceSample
 from basil.core.params import BalancerParams
 from basil.core.workload_model import (
     WorkloadConstants,
@@ -78,9 +86,20 @@ class Datastore:
     performance: float | None = None  # P = 1/slope (§4), when given rather than fitted
     samples: tuple[DeviceSample, ...] = ()
     pod: str = DEFAULT_POD
+    device_kind: str | None = None  # for a prior P (device_model.PER_DEVICE_P)
+    spindles: int | None = None
 
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
+        if self.device_kind is not None and self.device_kind not in PER_DEVICE_P:
+            found.append(
+                Problem(
+                    f"{path}.device_kind",
+                    f"unknown device kind {self.device_kind!r} (known: {', '.join(sorted(PER_DEVICE_P))})",
+                )
+            )
+        if self.spindles is not None and (isinstance(self.spindles, bool) or self.spindles < 1):
+            found.append(Problem(f"{path}.spindles", f"must be a positive integer, got {self.spindles!r}"))
         if not self.name:
             found.append(Problem(f"{path}.name", "must not be empty"))
         found += number_problems(self.capacity_gb, f"{path}.capacity_gb", minimum=0, exclusive_minimum=True)
@@ -274,9 +293,9 @@ def validate_parts(
 # --- JSON -------------------------------------------------------------------------------------------
 
 _DATASTORE_REQUIRED = ("name", "capacity_gb", "free_gb", "hosts")
-_DATASTORE_OPTIONAL = ("maintenance", "performance", "samples", "pod")
+_DATASTORE_OPTIONAL = ("maintenance", "performance", "samples", "pod", "device_kind", "spindles")
 _DEVICE_SAMPLE_REQUIRED = ("host", "oio", "latency_ms", "iops", "io_size_kb", "seq_pct")
-_DEVICE_SAMPLE_OPTIONAL = ("time", "op")
+_DEVICE_SAMPLE_OPTIONAL = ("time", "op", "latency_us")
 _DISK_REQUIRED = ("id", "vm", "datastore", "size_gb", "hosts")
 _DISK_OPTIONAL = ("load", "workload", "samples", "iops", "last_moved")
 _WORKLOAD_REQUIRED = ("oio", "io_size_kb", "read_pct", "random_pct")
@@ -307,8 +326,27 @@ _WORKLOAD_MODEL_OPTIONS = (
     "window_hours",
     "sequential_random_pct",
     "writes_read_pct",
+    "sequential_class_random_pct",
+    "write_heavy_read_pct",
+    "burst_ratio",
 )
-_DEVICE_MODEL_OPTIONS = ("max_io_size_kb", "max_seq_pct", "min_points")
+_DEVICE_MODEL_OPTIONS = (
+    "max_io_size_kb",
+    "max_seq_pct",
+    "min_points",
+    "min_oio_spread",
+    "min_oio_range",
+    "max_ci_ratio",
+    "max_step",
+)
+_DEVICE_MODEL_NUMBERS = (
+    "max_io_size_kb",
+    "max_seq_pct",
+    "min_oio_spread",
+    "min_oio_range",
+    "max_ci_ratio",
+    "max_step",
+)
 
 _MISSING: Any = object()
 
@@ -461,10 +499,13 @@ def _device_sample(r: _Reader, raw: object, path: str) -> DeviceSample | None:
     nums = [r.number(obj, k, path) for k in ("oio", "latency_ms", "iops", "io_size_kb", "seq_pct")]
     time = r.time(obj, "time", path)
     op = r.string(obj, "op", path)
+    latency_us = r.number(obj, "latency_us", path)
     if len(r.problems) > before or host is None or not all(n is not None for n in nums):
         return None
     oio, latency, iops, size, seq = (float(n) for n in nums if n is not None)
-    return DeviceSample(host, oio, latency, iops, size, seq, time, op if op is not None else OP_READ)
+    return DeviceSample(
+        host, oio, latency, iops, size, seq, time, op if op is not None else OP_READ, latency_us
+    )
 
 
 def _workload(r: _Reader, raw: object, path: str) -> WorkloadParams | None:
@@ -505,6 +546,8 @@ def _datastore(r: _Reader, raw: object, path: str, names: list[str]) -> Datastor
     maintenance = r.boolean(obj, "maintenance", path)
     performance = r.number(obj, "performance", path)
     pod = r.string(obj, "pod", path)
+    kind = r.string(obj, "device_kind", path)
+    spindles = r.integer(obj, "spindles", path)
     samples = r.entries(obj, "samples", path, lambda v, p: _device_sample(r, v, p))
     if len(r.problems) > before or name is None or capacity is None or free is None or hosts is None:
         return None
@@ -517,6 +560,8 @@ def _datastore(r: _Reader, raw: object, path: str, names: list[str]) -> Datastor
         performance=performance,
         samples=tuple(s for _, s in samples),
         pod=pod if pod is not None else DEFAULT_POD,
+        device_kind=kind,
+        spindles=spindles,
     )
 
 
@@ -553,6 +598,20 @@ def _disk(r: _Reader, raw: object, path: str, vms: list[str]) -> Disk | None:
         iops=iops,
         last_moved=last_moved,
     )
+
+
+def _device_model_options(r: _Reader, raw: object) -> DeviceModelParams | None:
+    dpath = "options.device_model"
+    dobj = r.mapping(raw, dpath, (), _DEVICE_MODEL_OPTIONS)
+    if dobj is None:
+        return None
+    given: dict[str, Any] = {
+        name: v for name in _DEVICE_MODEL_NUMBERS if (v := r.number(dobj, name, dpath)) is not None
+    }
+    points = r.integer(dobj, "min_points", dpath)
+    if points is not None:
+        given["min_points"] = points
+    return dataclasses.replace(DeviceModelParams(), **given)
 
 
 def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | None]:
@@ -597,20 +656,16 @@ def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | No
                 window_hours=pick("window_hours", wd.window_hours),
                 sequential_random_pct=pick("sequential_random_pct", wd.sequential_random_pct),
                 writes_read_pct=pick("writes_read_pct", wd.writes_read_pct),
+                sequential_class_random_pct=pick(
+                    "sequential_class_random_pct", wd.sequential_class_random_pct
+                ),
+                write_heavy_read_pct=pick("write_heavy_read_pct", wd.write_heavy_read_pct),
+                burst_ratio=pick("burst_ratio", wd.burst_ratio),
             )
     if "device_model" in obj:
-        dpath = "options.device_model"
-        dobj = r.mapping(obj["device_model"], dpath, (), _DEVICE_MODEL_OPTIONS)
-        if dobj is not None:
-            dd = DeviceModelParams()
-            size = r.number(dobj, "max_io_size_kb", dpath)
-            seq = r.number(dobj, "max_seq_pct", dpath)
-            points = r.integer(dobj, "min_points", dpath)
-            values["device_model"] = DeviceModelParams(
-                max_io_size_kb=size if size is not None else dd.max_io_size_kb,
-                max_seq_pct=seq if seq is not None else dd.max_seq_pct,
-                min_points=points if points is not None else dd.min_points,
-            )
+        device_model = _device_model_options(r, obj["device_model"])
+        if device_model is not None:
+            values["device_model"] = device_model
 
     splittable = r.strings(obj, "splittable_vms", path) or []
     excluded = r.strings(obj, "excluded_vms", path) or []
@@ -701,11 +756,16 @@ def _datastore_document(ds: Datastore) -> dict[str, Any]:
                 "seq_pct": s.seq_pct,
                 **({"time": s.time} if s.time is not None else {}),
                 **({"op": s.op} if s.op != OP_READ else {}),
+                **({"latency_us": s.latency_us} if s.latency_us is not None else {}),
             }
             for s in ds.samples
         ]
     if ds.pod != DEFAULT_POD:
         entry["pod"] = ds.pod
+    if ds.device_kind is not None:
+        entry["device_kind"] = ds.device_kind
+    if ds.spindles is not None:
+        entry["spindles"] = ds.spindles
     return entry
 
 
@@ -763,12 +823,11 @@ def _params_document(params: BalancerParams) -> dict[str, Any]:
             "window_hours": wm.window_hours,
             "sequential_random_pct": wm.sequential_random_pct,
             "writes_read_pct": wm.writes_read_pct,
+            "sequential_class_random_pct": wm.sequential_class_random_pct,
+            "write_heavy_read_pct": wm.write_heavy_read_pct,
+            "burst_ratio": wm.burst_ratio,
         },
-        "device_model": {
-            "max_io_size_kb": dm.max_io_size_kb,
-            "max_seq_pct": dm.max_seq_pct,
-            "min_points": dm.min_points,
-        },
+        "device_model": {name: getattr(dm, name) for name in _DEVICE_MODEL_OPTIONS},
     }
     budgets = {"max_moves": params.max_moves, "max_gb": params.max_gb}
     options.update({k: v for k, v in budgets.items() if v is not None})

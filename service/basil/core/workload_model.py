@@ -5,6 +5,16 @@ percentiles over a window (§6.1: storage workloads are bursty, the mean under-s
 L = (K1 + OIO)(K2 + IOsize)(K3 + read%/100)(K4 + random%/100), the numerator of eq. 1, is the load a
 workload puts on whatever device holds it. Workloads for which the paper found the linear model poor
 (≈100 % sequential, ≈100 % writes) are flagged, not hidden.
+
+Every disk also gets a class, the part of the paper's caveats a balancer can act on (§3, §5
+"Discussion"): ``sequential`` (at most 25 % random at the 90th percentile, i.e. ≥ 75 % sequential,
+the paper's "decision support" line), ``write_heavy`` (at most 30 % reads), ``bursty`` (90th
+percentile OIO at least twice the median: eq. 1 on the 90th percentile over-states its steady
+load), or ``random`` (what eq. 1 models well). A disk can have several of these traits; the class is
+the first in that order. Sequential streams matter most: consolidated with random ones they lose
+their locality (the lab's physics interleaves streams; the paper measured the throughput loss), so
+their L, computed for the stream as it runs alone, holds only where it stays isolated, and a
+balancer can keep them apart (``sequential`` per disk).
 """
 
 from __future__ import annotations
@@ -21,6 +31,13 @@ from basil.errors import Problem
 # Flags for workloads where eq. 1 is known to predict latency poorly (§3, Figure 3 and 5).
 FLAG_SEQUENTIAL = "mostly_sequential"
 FLAG_WRITES = "mostly_writes"
+
+CLASS_RANDOM = "random"
+CLASS_SEQUENTIAL = "sequential"
+CLASS_WRITE_HEAVY = "write_heavy"
+CLASS_BURSTY = "bursty"
+CLASS_UNKNOWN = "unknown"  # no workload parameters (a load given as a number)
+CLASS_ORDER = (CLASS_SEQUENTIAL, CLASS_WRITE_HEAVY, CLASS_BURSTY)
 
 FLAG_TEXT = {
     FLAG_SEQUENTIAL: "≈100 % sequential: the linear model over-predicts its latency (BASIL §3)",
@@ -124,6 +141,9 @@ class WorkloadModelParams:
     window_hours: float = 24.0
     sequential_random_pct: float = 5.0  # random % at or below this: flagged ≈100 % sequential
     writes_read_pct: float = 5.0  # read % at or below this: flagged ≈100 % writes
+    sequential_class_random_pct: float = 25.0  # class "sequential": ≥ 75 % sequential
+    write_heavy_read_pct: float = 30.0  # class "write_heavy": ≥ 70 % writes
+    burst_ratio: float = 2.0  # class "bursty": 90th percentile OIO ≥ this × the median
 
     def validate(self, path: str = "workload_model") -> list[Problem]:
         return [
@@ -134,16 +154,61 @@ class WorkloadModelParams:
                 self.sequential_random_pct, f"{path}.sequential_random_pct", minimum=0, maximum=100
             ),
             *number_problems(self.writes_read_pct, f"{path}.writes_read_pct", minimum=0, maximum=100),
+            *number_problems(
+                self.sequential_class_random_pct,
+                f"{path}.sequential_class_random_pct",
+                minimum=0,
+                maximum=100,
+            ),
+            *number_problems(
+                self.write_heavy_read_pct, f"{path}.write_heavy_read_pct", minimum=0, maximum=100
+            ),
+            *number_problems(self.burst_ratio, f"{path}.burst_ratio", minimum=1),
         ]
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadClass:
+    """Where eq. 1 stands for a disk: its class, all its traits, and the OIO burst ratio behind ``bursty``."""
+
+    name: str  # CLASS_RANDOM, CLASS_SEQUENTIAL, CLASS_WRITE_HEAVY, CLASS_BURSTY or CLASS_UNKNOWN
+    traits: tuple[str, ...] = ()
+    burst_ratio: float | None = None  # 90th percentile OIO / median OIO, when the median is known
+
+    @property
+    def sequential(self) -> bool:
+        return CLASS_SEQUENTIAL in self.traits
+
+
+UNKNOWN_CLASS = WorkloadClass(CLASS_UNKNOWN)
+
+
+def classify_workload(
+    w: WorkloadParams, params: WorkloadModelParams, median_oio: float | None = None
+) -> WorkloadClass:
+    """The class of a workload from its percentile parameters (and its median OIO, for burstiness)."""
+    traits: list[str] = []
+    if w.random_pct <= params.sequential_class_random_pct:
+        traits.append(CLASS_SEQUENTIAL)
+    if w.read_pct <= params.write_heavy_read_pct:
+        traits.append(CLASS_WRITE_HEAVY)
+    ratio: float | None = None
+    if median_oio is not None and w.oio > 0:
+        ratio = w.oio / median_oio if median_oio > 0 else math.inf
+        if ratio >= params.burst_ratio:
+            traits.append(CLASS_BURSTY)
+    name = next((c for c in CLASS_ORDER if c in traits), CLASS_RANDOM)
+    return WorkloadClass(name, tuple(traits), ratio)
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadModel:
-    """A disk's modelled workload: the percentile parameters, how many samples fed them, and flags."""
+    """A disk's modelled workload: the percentile parameters, how many samples fed them, flags and class."""
 
     params: WorkloadParams
     samples_used: int
     flags: tuple[str, ...]
+    workload_class: WorkloadClass = UNKNOWN_CLASS
 
 
 def load_metric(w: WorkloadParams, k: WorkloadConstants) -> float:
@@ -207,4 +272,10 @@ def model_workload(
     table = np.array([[s.oio, s.io_size_kb, s.read_pct, s.random_pct] for s in used], dtype=np.float64)
     p = np.percentile(table, params.percentile, axis=0)
     w = WorkloadParams(float(p[0]), float(p[1]), float(p[2]), float(p[3]))
-    return WorkloadModel(params=w, samples_used=len(used), flags=workload_flags(w, params))
+    median_oio = float(np.median(table[:, 0]))
+    return WorkloadModel(
+        params=w,
+        samples_used=len(used),
+        flags=workload_flags(w, params),
+        workload_class=classify_workload(w, params, median_oio),
+    )

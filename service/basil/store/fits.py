@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from basil.store.models import DatastoreModelRow, Disk, DiskModelRow
+from basil.store.models import DatastoreModelRow, Disk, DiskModelRow, PlanMoveRow
 from basil.store.samples import DiskRef, ensure_disk_ids
 
 
@@ -116,18 +116,25 @@ def disk_model_history(session: Session, disk: DiskRef, limit: int = 100) -> lis
     return [_disk_model(row, d) for row, d in session.execute(query)]
 
 
+#: Keys of a device model's details that are the next fit's memory (the disks it was fitted with,
+#: relocations it learned): only the current model needs them, so history rows drop them.
+MEMORY_KEYS = frozenset({"disks", "moves_out"})
+
+
 def save_datastore_models(session: Session, models: Sequence[DatastoreModel]) -> int:
     """Record new device models; each becomes its datastore's current model."""
     for m in models:
-        session.execute(
-            update(DatastoreModelRow)
-            .where(
+        previous = session.execute(
+            select(DatastoreModelRow).where(
                 DatastoreModelRow.vcenter == m.vcenter,
                 DatastoreModelRow.datastore == m.datastore,
                 DatastoreModelRow.is_current,
             )
-            .values(is_current=False)
-        )
+        ).scalars()
+        for row in previous:
+            row.is_current = False
+            if MEMORY_KEYS & set(row.details or {}):
+                row.details = {k: v for k, v in row.details.items() if k not in MEMORY_KEYS}
         session.add(
             DatastoreModelRow(
                 vcenter=m.vcenter, datastore=m.datastore, fitted_at=m.fitted_at, window_start=m.window_start,
@@ -179,3 +186,12 @@ def prune_models(session: Session, before: datetime) -> int:
         )
     )
     return int(a.rowcount) + int(b.rowcount)  # type: ignore[attr-defined]
+
+
+def own_relocations(session: Session, vcenter: str) -> dict[str, tuple[str, str, str]]:
+    """Basil's own Storage vMotions by vCenter task moid -> (disk instance, source, target datastore),
+    for the device model: it leaves their copy out of both fits and knows where the disk was before."""
+    query = select(
+        PlanMoveRow.task_id, PlanMoveRow.instance, PlanMoveRow.source_datastore, PlanMoveRow.target_datastore
+    ).where(PlanMoveRow.vcenter == vcenter, PlanMoveRow.task_id.is_not(None))
+    return {str(task): (inst, src, dst) for task, inst, src, dst in session.execute(query) if task}

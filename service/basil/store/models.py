@@ -154,6 +154,8 @@ class DiskSample(Base):
     small_seeks: Mapped[float | None] = mapped_column(Float)
     medium_seeks: Mapped[float | None] = mapped_column(Float)
     large_seeks: Mapped[float | None] = mapped_column(Float)
+    # readLatencyUS when vCenter has it: the device model's microsecond read latency (0003).
+    read_latency_us: Mapped[float | None] = mapped_column(Float)
 
 
 class DiskRollup(Base):

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
 
 import numpy as np
-from sqlalchemy import Select, Table, and_, delete, func, select, tuple_, update
+from sqlalchemy import Select, Table, and_, case, delete, func, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -92,6 +92,7 @@ class DiskSampleIn:
     small_seeks: float | None = None
     medium_seeks: float | None = None
     large_seeks: float | None = None
+    read_latency_us: float | None = None  # raw samples only: rollups keep the ms figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -836,7 +837,8 @@ class DevicePoints:
 
     Per point: read OIO summed over hosts, read latency IOPS-weighted over hosts, read IOPS, mean
     read IO size, and ``weight`` = the number of 20 s samples per host it stands for (1 for raw
-    points, up to 15 or 180 for rollup points, whose values are bucket means).
+    points, up to 15 or 180 for rollup points, whose values are bucket means); and the write side's
+    IOPS-weighted latency and IOPS (for the device model's write-cache transient filter).
     """
 
     ts: tuple[int, ...]
@@ -845,6 +847,11 @@ class DevicePoints:
     read_iops: tuple[float, ...]
     read_io_size_kb: tuple[float, ...]
     weight: tuple[float, ...]
+    write_latency_ms: tuple[float, ...] = ()
+    write_iops: tuple[float, ...] = ()
+
+
+_Point = tuple[int, float, float, float, float, float, float, float]
 
 
 def device_points(session: Session, vcenter: str, datastore: str, since: int, until: int) -> DevicePoints:
@@ -857,19 +864,17 @@ def device_points(session: Session, vcenter: str, datastore: str, since: int, un
         )
     ]
     marks = _read_watermarks(session, HOST_DATASTORE)
-    points: list[tuple[int, float, float, float, float, float]] = []
+    points: list[_Point] = []
     if ids:
         for segment in cover(since, until, marks):
             points.extend(_device_segment(session, ids, segment))
     points.sort()
-    columns = list(zip(*points, strict=True)) if points else [()] * 6
+    columns = list(zip(*points, strict=True)) if points else [()] * 8
     return DevicePoints(*(tuple(c) for c in columns))
 
 
-def _device_segment(
-    session: Session, ids: list[int], segment: Segment
-) -> list[tuple[int, float, float, float, float, float]]:
-    out: list[tuple[int, float, float, float, float, float]] = []
+def _device_segment(session: Session, ids: list[int], segment: Segment) -> list[_Point]:
+    out: list[_Point] = []
     if segment.level == 0:
         raw = _table(HostDatastoreSample).c
         query = (
@@ -879,14 +884,27 @@ def _device_segment(
                 func.sum(raw.read_latency_ms * raw.read_iops),
                 func.sum(raw.read_iops),
                 func.sum(raw.read_kbps),
+                func.sum(raw.write_latency_ms * raw.write_iops),
+                func.sum(raw.write_iops),
             )
             .where(raw.hd_id.in_(ids), raw.ts >= segment.start, raw.ts < segment.end)
             .group_by(raw.ts)
         )
-        for ts, oio, lat_iops, iops, kbps in session.execute(query):
+        for ts, oio, lat_iops, iops, kbps, w_lat_iops, w_iops in session.execute(query):
             if iops and iops > 0:
+                w = float(w_iops or 0.0)
+                w_lat = float(w_lat_iops) / w if w > 0 else 0.0
                 out.append(
-                    (int(ts), float(oio), float(lat_iops) / iops, float(iops), float(kbps) / iops, 1.0)
+                    (
+                        int(ts),
+                        float(oio),
+                        float(lat_iops) / iops,
+                        float(iops),
+                        float(kbps) / iops,
+                        1.0,
+                        w_lat,
+                        w,
+                    )
                 )
         return out
     rollup = _table(HostDatastoreRollup).c
@@ -899,6 +917,9 @@ def _device_segment(
             func.sum(rollup.sum_read_iops / rollup.n),
             func.sum(rollup.sum_read_kbps),
             func.max(rollup.n),
+            func.sum(rollup.sum_write_latency_iops),
+            func.sum(rollup.sum_write_iops),
+            func.sum(rollup.sum_write_iops / rollup.n),
         )
         .where(
             rollup.level == segment.level,
@@ -908,8 +929,10 @@ def _device_segment(
         )
         .group_by(rollup.bucket)
     )
-    for bucket, oio, lat_iops, iops_sum, iops_mean, kbps, n in (tuple(r) for r in session.execute(query)):
+    for row in (tuple(r) for r in session.execute(query)):
+        bucket, oio, lat_iops, iops_sum, iops_mean, kbps, n, w_lat_iops, w_sum, w_mean = row
         if iops_sum and iops_sum > 0:
+            w_lat = float(w_lat_iops) / float(w_sum) if w_sum else 0.0
             out.append(
                 (
                     int(bucket),
@@ -918,9 +941,73 @@ def _device_segment(
                     float(iops_mean),
                     float(kbps) / iops_sum,
                     float(n),
+                    w_lat,
+                    float(w_mean or 0.0),
                 )
             )
     return out
+
+
+def disk_read_latency_us(
+    session: Session,
+    vcenter: str,
+    disks: Sequence[tuple[str, str]],
+    since: int,
+    until: int,
+    *,
+    timed: Sequence[tuple[str, str, int, int]] = (),
+) -> dict[int, tuple[float, float, float]]:
+    """Per raw sample time in [since, until): the read IOPS of *disks* (VM moid, instance), and the
+    IOPS-weighted ``readLatencyUS`` over those of them that have it, with their read IOPS.
+
+    *timed* are disks that count only over [from, until) of their own (a disk moved in or out).
+    Returns ts -> (read IOPS of all the disks, µs latency, read IOPS of the disks with a µs figure).
+    The device model takes a datastore's µs read latency from the disks on it when their IOPS
+    account for the host-level read IOPS (see :mod:`basil.app.modelling`).
+    """
+    if not disks and not timed:
+        return {}
+    table = _table(Disk)
+    wanted = set(disks) | {(vm, inst) for vm, inst, _a, _b in timed}
+    ids = {
+        (vm, instance): disk_id
+        for disk_id, vm, instance in session.execute(
+            select(table.c.id, table.c.vm, table.c.instance).where(table.c.vcenter == vcenter)
+        )
+        if (vm, instance) in wanted
+    }
+    raw = _table(DiskSample).c
+    with_us = raw.read_latency_us.is_not(None)
+    sums: dict[int, tuple[float, float, float]] = {}
+
+    def add(query: Select[Any]) -> None:
+        for ts, iops, lat_iops, iops_us in session.execute(query):
+            a, b, c = sums.get(int(ts), (0.0, 0.0, 0.0))
+            sums[int(ts)] = (a + float(iops or 0.0), b + float(lat_iops or 0.0), c + float(iops_us or 0.0))
+
+    columns = (
+        raw.ts,
+        func.sum(raw.read_iops),
+        func.sum(case((with_us, raw.read_latency_us * raw.read_iops), else_=0.0)),
+        func.sum(case((with_us, raw.read_iops), else_=0.0)),
+    )
+    static = [ids[d] for d in disks if d in ids]
+    for start in range(0, len(static), 500):
+        add(
+            select(*columns)
+            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
+            .group_by(raw.ts)
+        )
+    for vm, instance, begin, end in timed:
+        if (vm, instance) in ids:
+            add(
+                select(*columns)
+                .where(
+                    raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
+                )
+                .group_by(raw.ts)
+            )
+    return {ts: (iops, lat / us if us > 0 else 0.0, us) for ts, (iops, lat, us) in sums.items()}
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,10 @@ DISK_COUNTERS: Mapping[str, str] = {
     "virtualDisk.largeSeeks.latest": "large_seeks",
     "virtualDisk.read.average": "read_kbps",
     "virtualDisk.write.average": "write_kbps",
+    # Microsecond latencies (real-time, per disk): totalRead/WriteLatency are whole ms, which
+    # flash reads as 0 or 1; the device model prefers these (per datastore, weighted by read IOPS).
+    "virtualDisk.readLatencyUS.latest": "read_latency_us",
+    "virtualDisk.writeLatencyUS.latest": "write_latency_us",
 }
 
 HOST_DATASTORE_COUNTERS: Mapping[str, str] = {
@@ -816,6 +820,8 @@ class _Samples:
                     random_pct=random_pct(small[i], medium[i], large[i]),
                     read_kbps=c["read_kbps"][i],
                     write_kbps=c["write_kbps"][i],
+                    read_latency_us=c["read_latency_us"][i],
+                    write_latency_us=c["write_latency_us"][i],
                 )
             )
 

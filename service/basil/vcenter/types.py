@@ -365,6 +365,8 @@ class DiskSample:
     random_pct: float | None = None  # share of medium and large seeks among all seeks
     read_kbps: float | None = None
     write_kbps: float | None = None
+    read_latency_us: float | None = None  # readLatencyUS: the read latency in microseconds
+    write_latency_us: float | None = None
 
     @property
     def disk_id(self) -> str:
