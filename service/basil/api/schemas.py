@@ -277,16 +277,47 @@ LOAD_STATE: Schema = {
     },
 }
 
+PINNED_BLOCKING: Schema = {
+    "type": "object",
+    "description": "disks that would lower the pod's imbalance after the round had they been free to move",
+    "required": ["vm", "disks", "code", "reason"],
+    "properties": {
+        "vm": STRING,
+        "vm_name": STRING,
+        "disks": array(STRING),
+        "datastore": STRING,
+        "datastore_name": STRING,
+        "code": {"type": "string", "enum": ["ping_pong", "excluded_vm", "anti_affinity"]},
+        "reason": STRING,
+        "best_target": STRING,
+        "best_target_name": STRING,
+        "imbalance_if_moved": NUMBER,
+    },
+}
+
 RECOMMENDATION: Schema = {
     "type": "object",
-    "required": ["id", "moves"],
+    "required": ["id", "moves", "valid", "state"],
     "properties": {
-        "id": {"type": ["integer", "string"]},
+        "id": {"type": ["integer", "string", "null"]},
         "pod": STRING,
         "created_at": TIME,
         "before": ref("LoadState"),
         "after": ref("LoadState"),
+        "threshold": N_NUMBER,
+        "stop": N_STRING,
+        "stop_reason": N_STRING,
+        "notes": array(STRING),
         "moves": array(ref("Move")),
+        "valid": {
+            "type": "boolean",
+            "description": "false once the placement it was computed from changed: it cannot become a plan",
+        },
+        "state": {"type": "string", "enum": ["current", "stale"]},
+        "stale_reason": N_STRING,
+        "models_changed": {"type": "boolean", "description": "the models were refitted since it was computed"},
+        "pinned_blocking": array(ref("PinnedBlocking")),
+        "pinned_blocking_total": INTEGER,
     },
 }
 
@@ -651,6 +682,7 @@ COMPONENTS: dict[str, Schema] = {
     "DiskModel": DISK_MODEL,
     "LoadState": LOAD_STATE,
     "Recommendation": RECOMMENDATION,
+    "PinnedBlocking": PINNED_BLOCKING,
     "Plan": PLAN,
     "PlacementResult": PLACEMENT_RESULT,
     "PoolTree": POOL_TREE,

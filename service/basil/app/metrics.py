@@ -29,6 +29,15 @@ _HELP = {
     "basil_vcenter_errors_total": ("counter", "Errors vCenter returned, by vCenter."),
     "basil_plans": ("gauge", "Plans in the store, by state."),
     "basil_vcenter_connected": ("gauge", "1 when the vCenter session is up."),
+    "basil_pod_imbalance": (
+        "gauge",
+        "A pod's imbalance now: sigma/mean of N = sum(L)/P (BASIL eq. 5), as the API's pod view shows it.",
+    ),
+    "basil_pod_imbalance_threshold": ("gauge", "A pod's imbalance threshold."),
+    "basil_recommendation_stale": (
+        "gauge",
+        "1 when a pod's latest recommendation is stale (the placement it was computed from changed).",
+    ),
 }
 
 

@@ -242,6 +242,7 @@ class PlanExecutor:
         stopping: threading.Event | None = None,
         on_move: Callable[[Move], None] | None = None,
         after_task: Callable[[Move], None] | None = None,
+        check: Callable[[Plan, Move], str] | None = None,
     ) -> None:
         self.store = store
         self.links = links
@@ -250,6 +251,8 @@ class PlanExecutor:
         self.on_move = on_move  # called with every move that reaches an end (metrics)
         # Test hook: called after vCenter finished a move's task and before the store records it.
         self.after_task = after_task
+        # Why a move should not start on the live placement and models ("" to go on): basil.app.move_check.
+        self.check = check
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -286,6 +289,8 @@ class PlanExecutor:
                     continue
                 fresh = self._plan(plan_id)
                 why = self._why_not_start(fresh, move, limit)
+                if not why and self.check is not None:
+                    why = self.check(fresh, move)
                 if why:
                     self._skip(move, why)
                     if why.startswith(("the plan is being cancelled", "the window closed")):

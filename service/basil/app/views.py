@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore
-from basil.app.recommendation import Round
+from basil.app.recommendation import Round, pod_load
+from basil.app.validity import round_validity
 from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
-from basil.core.normalized_load import imbalance, resolve_models
 from basil.errors import BasilError, NotFoundError
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
@@ -57,19 +57,14 @@ def pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
 
 
 def _pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
-    ps = svc.pod_snapshot(pod)
-    models = resolve_models(ps.snapshot, ps.params)
-    sums: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
-    for d in ps.snapshot.disks:
-        sums[d.datastore] = sums.get(d.datastore, 0.0) + models.disks[d.id].load
-    loads = {ds: sums[ds] / models.datastores[ds].effective_performance for ds in pod.datastores}
-    balanced = [loads[d.name] for d in ps.snapshot.datastores if not d.maintenance]
+    # The one "imbalance now" (basil.app.recommendation.pod_load): the balancer's N and σ/μ.
+    load = pod_load(svc.pod_snapshot(pod))
     return {
-        "imbalance": imbalance(balanced),
-        "load_sum_L": sums,
-        "normalized_load": loads,
-        "P": {ds: models.datastores[ds].performance for ds in pod.datastores},
-        "model": {ds: models.datastores[ds].source for ds in pod.datastores},
+        "imbalance": load.imbalance,
+        "load_sum_L": dict(load.load_sum_l),
+        "normalized_load": dict(load.normalized_load),
+        "P": dict(load.performance),
+        "model": dict(load.model),
     }
 
 
@@ -481,6 +476,44 @@ def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
     }
 
 
+def _validity(svc: Service, pod_name: str, recs: list[Recommendation]) -> dict[str, Any]:
+    """Whether the round may still be planned (basil.app.validity); a round without moves is valid."""
+    if not recs:
+        return {"valid": True, "stale_reason": None, "models_changed": False}
+    if any(x.status != "open" for x in recs):
+        status = sorted({x.status for x in recs if x.status != "open"})
+        return {
+            "valid": False,
+            "stale_reason": f"no longer open ({', '.join(status)})",
+            "models_changed": False,
+        }
+    try:
+        return round_validity(svc, svc.resolved_pod(pod_name, refresh=False), recs).to_dict()
+    except BasilError as err:
+        return {"valid": False, "stale_reason": err.message, "models_changed": False}
+
+
+def _round_extras(
+    svc: Service, pod_name: str, summary: Mapping[str, Any], recs: list[Recommendation]
+) -> dict[str, Any]:
+    validity = _validity(svc, pod_name, recs)
+    vcenter = recs[0].spec.vcenter if recs else None
+
+    def disk(ident: str) -> str:
+        vm, _, instance = ident.partition(":")
+        return svc.ids.disk_id(vcenter, vm, instance) if vcenter else ident
+
+    blocking = [
+        {**e, "disks": [disk(d) for d in e.get("disks", [])]} for e in summary.get("pinned_blocking", [])
+    ]
+    return {
+        **validity,
+        "state": "current" if validity["valid"] else "stale",
+        "pinned_blocking": blocking,
+        "pinned_blocking_total": summary.get("pinned_blocking_total", len(blocking)),
+    }
+
+
 def round_dict(svc: Service, r: Round) -> dict[str, Any]:
     with svc.store.read_session() as session:
         recs = [get_recommendation(session, i) for i in r.recommendation_ids]
@@ -490,6 +523,7 @@ def round_dict(svc: Service, r: Round) -> dict[str, Any]:
         "created_at": iso(r.created_at),
         **{k: r.summary[k] for k in ("before", "after", "threshold", "stop", "stop_reason", "notes")},
         "moves": [recommendation_move(svc, x) for x in recs],
+        **_round_extras(svc, r.pod, r.summary, recs),
     }
 
 
@@ -516,6 +550,7 @@ def latest_recommendation(svc: Service, pod_name: str) -> dict[str, Any] | None:
         "stop_reason": summary.get("stop_reason"),
         "notes": summary.get("notes", []),
         "moves": [recommendation_move(svc, x) for x in mine],
+        **_round_extras(svc, pod_name, summary, mine),
     }
 
 
@@ -865,4 +900,21 @@ def metrics_text(svc: Service) -> str:
         ("basil_vcenter_connected", {"vcenter": n}, 1.0 if link.connected else 0.0)
         for n, link in svc.links.items()
     ]
+    gauges += _pod_gauges(svc)
     return svc.counters.render(gauges)
+
+
+def _pod_gauges(svc: Service) -> list[tuple[str, Mapping[str, str], float]]:
+    """Each pod's imbalance now (the pod view's figure), its threshold, and whether its latest
+    recommendation is stale."""
+    out: list[tuple[str, Mapping[str, str], float]] = []
+    for resolved in svc.resolved_pods(refresh=False):
+        view = _pod_view(svc, resolved)
+        labels = {"pod": resolved.name}
+        if view["imbalance"] is not None:
+            out.append(("basil_pod_imbalance", labels, float(view["imbalance"])))
+        out.append(("basil_pod_imbalance_threshold", labels, float(view["threshold"])))
+        latest = latest_recommendation(svc, resolved.name)
+        if latest is not None:
+            out.append(("basil_recommendation_stale", labels, 0.0 if latest["valid"] else 1.0))
+    return out
