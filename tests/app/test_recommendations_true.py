@@ -110,8 +110,10 @@ def test_a_disk_not_on_its_source_is_left_to_the_executor() -> None:
 @pytest.mark.parametrize(
     ("rules", "last_moved", "code"),
     [
-        pytest.param(None, {vm: NOW.timestamp() - 3600 for vm in ("vm-1", "vm-2", "vm-3")}, "ping_pong", id="ping-pong"),
-        pytest.param(Rules(excluded_vms=frozenset({"vm-1", "vm-2", "vm-3"})), None, "excluded_vm", id="excluded"),
+        pytest.param(None, dict.fromkeys(("vm-1", "vm-2", "vm-3"), NOW.timestamp() - 3600), "ping_pong",
+                     id="ping-pong"),
+        pytest.param(Rules(excluded_vms=frozenset({"vm-1", "vm-2", "vm-3"})), None, "excluded_vm",
+                     id="excluded"),
         pytest.param(None, None, "anti_affinity", id="anti-affinity"),  # the groups are built below
     ],
 )  # fmt: skip

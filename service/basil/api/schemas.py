@@ -315,7 +315,7 @@ RECOMMENDATION: Schema = {
         },
         "state": {"type": "string", "enum": ["current", "stale"]},
         "stale_reason": N_STRING,
-        "models_changed": {"type": "boolean", "description": "the models were refitted since it was computed"},
+        "models_changed": {"type": "boolean", "description": "models were refitted since it was computed"},
         "pinned_blocking": array(ref("PinnedBlocking")),
         "pinned_blocking_total": INTEGER,
     },
