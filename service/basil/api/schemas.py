@@ -172,6 +172,7 @@ POD: Schema = {
         "pending_moves": {"type": ["integer", "array", "null"]},
         "recent_moves": array(ref("Move")),
         "last_recommendation": {"type": ["object", "string", "null"]},
+        "prediction_error": {"anyOf": [ref("PredictionError"), {"type": "null"}]},
     },
 }
 
@@ -318,6 +319,56 @@ RECOMMENDATION: Schema = {
         "models_changed": {"type": "boolean", "description": "models were refitted since it was computed"},
         "pinned_blocking": array(ref("PinnedBlocking")),
         "pinned_blocking_total": INTEGER,
+    },
+}
+
+PREDICTION_ERROR: Schema = {
+    "type": "object",
+    "description": "latency and iops: median |predicted - measured| / measured over the pod's datastores "
+    "with IO; imbalance_rel: (predicted - measured) / measured",
+    "properties": {
+        "plan": INTEGER,
+        "due_at": N_TIME,
+        "latency_median_abs": N_NUMBER,
+        "iops_median_abs": N_NUMBER,
+        "imbalance_abs": N_NUMBER,
+        "imbalance_rel": N_NUMBER,
+    },
+}
+
+_FIGURES: Schema = nullable("object", properties={"latency_ms": N_NUMBER, "iops": N_NUMBER, "oio": N_NUMBER})
+
+PREDICTION_CHECK: Schema = {
+    "type": "object",
+    "description": "an applied plan's prediction for its pod, measured an hour later in vCenter's time",
+    "required": ["plan", "pod", "state", "finished_at", "due_at", "imbalance", "datastores"],
+    "properties": {
+        "plan": INTEGER,
+        "pod": STRING,
+        "state": {"type": "string", "enum": ["waiting", "measured"]},
+        "finished_at": {**TIME, "description": "the plan's end, vCenter's time"},
+        "due_at": {**TIME, "description": "the measurement time: an hour after the end, vCenter's time"},
+        "measured_at": N_TIME,
+        "moves": nullable("integer"),
+        "imbalance": {
+            "type": "object",
+            "properties": {"predicted": N_NUMBER, "predicted_by_round": N_NUMBER, "measured": N_NUMBER},
+        },
+        "error": {"anyOf": [ref("PredictionError"), {"type": "null"}]},
+        "datastores": array(
+            {
+                "type": "object",
+                "required": ["datastore", "name", "predicted"],
+                "properties": {
+                    "datastore": STRING,
+                    "name": STRING,
+                    "model": {"type": ["string", "null"], "enum": ["fit", "stand_in", "none", None]},
+                    "predicted": _FIGURES,
+                    "measured": _FIGURES,
+                    "error": nullable("object", properties={"latency": N_NUMBER, "iops": N_NUMBER}),
+                },
+            }
+        ),
     },
 }
 
@@ -683,6 +734,8 @@ COMPONENTS: dict[str, Schema] = {
     "LoadState": LOAD_STATE,
     "Recommendation": RECOMMENDATION,
     "PinnedBlocking": PINNED_BLOCKING,
+    "PredictionError": PREDICTION_ERROR,
+    "PredictionCheck": PREDICTION_CHECK,
     "Plan": PLAN,
     "PlacementResult": PLACEMENT_RESULT,
     "PoolTree": POOL_TREE,

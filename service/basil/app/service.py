@@ -42,6 +42,7 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
+from basil.app.prediction import check_predictions, record_prediction
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
@@ -514,6 +515,7 @@ class Service:
         with self._lock:
             self.pod_states.update(states)
         out["pods"] = states
+        out["predictions"] = check_predictions(self)  # the models of an hour after each plan are these
         return out
 
     def _job_recommend(self) -> dict[str, Any]:
@@ -601,7 +603,12 @@ class Service:
         self, plan_id: int, deadline: datetime | None = None, budget: Budget | None = None
     ) -> plan_store.Plan:
         with self._plan_slots:
-            return self.executor.run(plan_id, deadline=deadline, budget=budget)
+            ended = self.executor.run(plan_id, deadline=deadline, budget=budget)
+        try:
+            record_prediction(self, ended)  # checked against the measurements an hour later
+        except BasilError as err:
+            log.warning("plan %d: no prediction recorded: %s", plan_id, err.message)
+        return ended
 
     def _submit(self, plan_id: int) -> None:
         with self._lock:
@@ -979,6 +986,10 @@ class Service:
 
     def latest_recommendation(self, pod: str) -> dict[str, Any] | None:
         return views.latest_recommendation(self, pod)
+
+    def predictions(self, pod: str) -> list[dict[str, Any]]:
+        """Each applied plan's prediction for the pod against what was measured an hour later."""
+        return views.predictions(self, pod)
 
     def plans(self, state: str | None = None, pod: str | None = None) -> list[dict[str, Any]]:
         return views.plans(self, state, pod)

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore
+from basil.app.prediction import latest_measured
 from basil.app.recommendation import Round, pod_load
 from basil.app.validity import round_validity
-from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
+from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.errors import BasilError, NotFoundError
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
@@ -26,6 +27,7 @@ from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
 from basil.store.fits import disk_model_history
 from basil.store.overrides import Override
+from basil.store.predictions import PredictionCheck, pod_checks
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
 from basil.store.samples import DiskRef, device_points
 from basil.store.srp_pools import PoolTree as StoredPoolTree
@@ -141,7 +143,7 @@ def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
 
 def _pod_basis(svc: Service, pod: ResolvedPod) -> Basis:
     """What a pod's view is built from: inventory, models, plans, recommendations, samples, rounds."""
-    return svc.basis([pod.vcenter], FITS + PLANS + RECOMMENDATIONS, (SAMPLES, ROUNDS, CONFIG))
+    return svc.basis([pod.vcenter], FITS + PLANS + RECOMMENDATIONS + PREDICTIONS, (SAMPLES, ROUNDS, CONFIG))
 
 
 def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
@@ -170,7 +172,79 @@ def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
         "missing": list(pod.missing),
         "pending_moves": len(_pending_moves(svc, pod.name)),
         "last_recommendation": _round_of(svc, pod.name),
+        "prediction_error": _prediction_summary(svc, pod.name),
     }
+
+
+def _vc_time(ts: int | None) -> str | None:
+    return iso(datetime.fromtimestamp(ts, UTC)) if ts is not None else None
+
+
+def prediction_dict(svc: Service, check: PredictionCheck) -> dict[str, Any]:
+    """An applied plan's prediction, what was measured an hour later (vCenter time) and the error."""
+    vcenter = check.vcenter
+    measured = check.measured or {}
+    error = check.error or {}
+    datastores = []
+    for ds, p in check.predicted.get("datastores", {}).items():
+        m = (measured.get("datastores") or {}).get(ds) or {}
+        e = (error.get("datastores") or {}).get(ds) or {}
+        datastores.append(
+            {
+                "datastore": svc.ids.object_id(vcenter, ds),
+                "name": p.get("name", ds),
+                "model": p.get("model"),
+                "predicted": {"latency_ms": p.get("latency_ms"), "iops": p.get("iops"), "oio": p.get("oio")},
+                "measured": None
+                if check.measured is None
+                else {"latency_ms": m.get("latency_ms"), "iops": m.get("iops"), "oio": m.get("oio")},
+                "error": None
+                if check.error is None
+                else {"latency": e.get("latency"), "iops": e.get("iops")},
+            }
+        )
+    return {
+        "plan": check.plan_id,
+        "pod": check.pod,
+        "state": "measured" if check.measured is not None else "waiting",
+        "finished_at": _vc_time(check.finished_ts),
+        "due_at": _vc_time(check.due_ts),
+        "measured_at": iso(check.measured_at),
+        "moves": check.predicted.get("moves"),
+        "imbalance": {
+            "predicted": check.predicted.get("imbalance"),
+            "predicted_by_round": check.predicted.get("imbalance_round"),
+            "measured": measured.get("imbalance"),
+        },
+        "error": None
+        if check.error is None
+        else {
+            k: error.get(k)
+            for k in ("latency_median_abs", "iops_median_abs", "imbalance_abs", "imbalance_rel")
+        },
+        "datastores": datastores,
+    }
+
+
+def _prediction_summary(svc: Service, pod_name: str) -> dict[str, Any] | None:
+    check = latest_measured(svc, pod_name)
+    if check is None or check.error is None:
+        return None
+    return {
+        "plan": check.plan_id,
+        "due_at": _vc_time(check.due_ts),
+        **{
+            k: check.error.get(k)
+            for k in ("latency_median_abs", "iops_median_abs", "imbalance_abs", "imbalance_rel")
+        },
+    }
+
+
+def predictions(svc: Service, pod_name: str, limit: int = 50) -> list[dict[str, Any]]:
+    svc.resolved_pod(pod_name, refresh=False)  # 404 for an unknown pod
+    with svc.store.read_session() as session:
+        found = pod_checks(session, pod_name, limit=limit)
+    return [prediction_dict(svc, c) for c in found]
 
 
 def pods(svc: Service) -> list[dict[str, Any]]:
@@ -917,4 +991,15 @@ def _pod_gauges(svc: Service) -> list[tuple[str, Mapping[str, str], float]]:
         latest = latest_recommendation(svc, resolved.name)
         if latest is not None:
             out.append(("basil_recommendation_stale", labels, 0.0 if latest["valid"] else 1.0))
+        error = view.get("prediction_error")
+        if error is not None:
+            for quantity, key in (
+                ("latency", "latency_median_abs"),
+                ("iops", "iops_median_abs"),
+                ("imbalance", "imbalance_rel"),
+            ):
+                if error.get(key) is not None:
+                    out.append(
+                        ("basil_prediction_error", {**labels, "quantity": quantity}, float(error[key]))
+                    )
     return out

@@ -1,0 +1,248 @@
+"""Prediction checked against reality: every applied plan's prediction, measured an hour later.
+
+When a plan that moved at least one disk ends, Basil predicts, for the placement it left and the
+models in force, each datastore of the pod's latency and IOPS and the pod's imbalance:
+
+- a datastore's latency from its device model, ``latency = intercept + slope · ΣOIO`` (BASIL §4;
+  slope = 1/P), over the outstanding IOs of the disks now on it; a datastore without a usable fit
+  takes the median slope and intercept of the pod's fits (as the balancer's stand-in P);
+- its IOPS by Little's law, ``IOPS = ΣOIO / latency``;
+- each disk's OIO is its mean over the last half hour of samples (a workload's outstanding IOs do
+  not depend on where its disk is);
+- the imbalance is the pod's "imbalance now" (:func:`basil.app.recommendation.pod_load`) on the new
+  placement; for a plan from a recommendation, the round's own predicted imbalance is kept too.
+
+One hour later in vCenter's time (sample timestamps; the lab's clock runs faster than wall time),
+the measured means over the 15 minutes before that moment and the imbalance then (on the models of
+that time) are recorded with the errors: per datastore ``(predicted − measured) / measured``, per pod
+the median absolute error of latency and of IOPS over its datastores with IO, and the imbalance's.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from basil.app.pods import ResolvedPod
+from basil.app.recommendation import PodSnapshot, pod_load
+from basil.errors import BasilError, NotFoundError
+from basil.store import plans as plan_store
+from basil.store.fits import DatastoreModel
+from basil.store.predictions import (
+    PredictionCheck,
+    datastore_figures,
+    disk_oio,
+    due_checks,
+    get_check,
+    pod_checks,
+    record_measurement,
+    save_check,
+)
+from basil.store.recommendations import get_recommendation
+
+if TYPE_CHECKING:
+    from basil.app.service import Service
+
+log = logging.getLogger(__name__)
+
+DELAY_S = 3600  # the measurement is taken this long after the plan ended, in vCenter's time
+WINDOW_S = 900  # measured means over this long before the measurement time
+OIO_WINDOW_S = 1800  # each disk's OIO: its mean over this long before the plan ended
+
+
+def _median(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def predict(
+    ps: PodSnapshot,
+    pod: ResolvedPod,
+    models: Mapping[tuple[str, str], DatastoreModel],
+    oio: Mapping[tuple[str, str], float],
+    names: Mapping[str, str],
+) -> dict[str, Any]:
+    """The pod's predicted datastore latency and IOPS and imbalance on the placement of *ps*."""
+    fits = {
+        ds: m
+        for (vc, ds), m in models.items()
+        if vc == pod.vcenter
+        and ds in pod.datastores
+        and m.quality == "ok"
+        and m.slope is not None
+        and m.slope > 0
+        and m.intercept is not None
+    }
+    stand_in_slope = _median([float(m.slope or 0.0) for m in fits.values()])
+    stand_in_intercept = _median([float(m.intercept or 0.0) for m in fits.values()])
+    totals: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
+    for d in ps.snapshot.disks:
+        vm, instance, _key = ps.disk_keys[d.id]
+        totals[d.datastore] = totals.get(d.datastore, 0.0) + oio.get((vm, instance), 0.0)
+    out: dict[str, Any] = {}
+    for ds in pod.datastores:
+        fit = fits.get(ds)
+        if fit is not None:
+            slope, intercept, source = float(fit.slope or 0.0), float(fit.intercept or 0.0), "fit"
+        elif stand_in_slope is not None and stand_in_intercept is not None:
+            slope, intercept, source = stand_in_slope, stand_in_intercept, "stand_in"
+        else:
+            out[ds] = {
+                "name": names.get(ds, ds),
+                "oio": totals[ds],
+                "latency_ms": None,
+                "iops": None,
+                "model": "none",
+            }
+            continue
+        latency = intercept + slope * totals[ds]
+        usable = latency > 0
+        out[ds] = {
+            "name": names.get(ds, ds),
+            "oio": totals[ds],
+            "latency_ms": latency if usable else None,
+            "iops": totals[ds] / (latency / 1000.0) if usable else None,  # Little's law
+            "model": source,
+        }
+    load = pod_load(ps)
+    return {"datastores": out, "imbalance": load.imbalance, "normalized_load": dict(load.normalized_load)}
+
+
+def _rel(predicted: float | None, measured: float | None) -> float | None:
+    if predicted is None or measured is None or measured <= 0:
+        return None
+    return (predicted - measured) / measured
+
+
+def errors(predicted: Mapping[str, Any], measured: Mapping[str, Any]) -> dict[str, Any]:
+    """Per datastore and per pod, how far the prediction was from the measurement."""
+    per: dict[str, dict[str, float | None]] = {}
+    for ds, p in predicted["datastores"].items():
+        m = measured["datastores"].get(ds) or {}
+        per[ds] = {
+            "latency": _rel(p.get("latency_ms"), m.get("latency_ms")) if (m.get("iops") or 0) > 0 else None,
+            "iops": _rel(p.get("iops"), m.get("iops")),
+        }
+    lat = [abs(v["latency"]) for v in per.values() if v["latency"] is not None]
+    iops = [abs(v["iops"]) for v in per.values() if v["iops"] is not None]
+    p_f, m_f = predicted.get("imbalance"), measured.get("imbalance")
+    return {
+        "datastores": per,
+        "latency_median_abs": _median(lat),
+        "iops_median_abs": _median(iops),
+        "imbalance_abs": abs(p_f - m_f) if p_f is not None and m_f is not None else None,
+        "imbalance_rel": _rel(p_f, m_f),
+    }
+
+
+def _vcenter_now(svc: Service, vcenter: str) -> int | None:
+    """vCenter's clock now (its ``CurrentTime``), or the newest sample's time when it cannot be read."""
+    link = svc.links.get(vcenter)
+    if link is not None:
+        try:
+            return int(link.collector.vcenter_time().timestamp())
+        except BasilError as err:
+            log.debug("vCenter %s time: %s", vcenter, err.message)
+    return svc.sample_now(vcenter)
+
+
+def record_prediction(svc: Service, plan: plan_store.Plan) -> PredictionCheck | None:
+    """The prediction of a plan that has ended having moved disks; None for any other plan."""
+    if plan.dry_run or plan.state not in plan_store.TERMINAL_PLAN_STATES:
+        return None
+    if not any(m.state == "succeeded" for m in plan.moves):
+        return None
+    try:
+        pod = svc.resolved_pod(plan.pod)  # polls the inventory: the placement the plan left
+    except NotFoundError:
+        return None
+    finished = _vcenter_now(svc, pod.vcenter)
+    if finished is None:
+        return None
+    newest = svc.sample_now(pod.vcenter) or finished
+    inventory = svc.inventory(pod.vcenter, refresh=False)
+    names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+    with svc.store.read_session() as session:
+        oio = disk_oio(session, pod.vcenter, newest - OIO_WINDOW_S, newest)
+        rounds = {
+            get_recommendation(session, m.recommendation_id)
+            .spec.predicted.get("round", {})
+            .get("after", {})
+            .get("imbalance")
+            for m in plan.moves
+            if m.recommendation_id is not None and m.state == "succeeded"
+        }
+    predicted = predict(svc.pod_snapshot(pod), pod, svc.datastore_models(pod.vcenter), oio, names)
+    predicted["imbalance_round"] = next(iter(rounds)) if len(rounds) == 1 else None
+    predicted["moves"] = sum(1 for m in plan.moves if m.state == "succeeded")
+    with svc.store.session() as session:
+        return save_check(
+            session,
+            plan.id,
+            pod=pod.name,
+            vcenter=pod.vcenter,
+            finished_ts=finished,
+            due_ts=finished + DELAY_S,
+            predicted=predicted,
+        )
+
+
+def check_predictions(svc: Service) -> list[dict[str, Any]]:
+    """Measure every prediction whose hour has passed in its vCenter's samples."""
+    done: list[dict[str, Any]] = []
+    pods = {p.name: p for p in svc.resolved_pods(refresh=False)}
+    for vcenter in svc.links:
+        now_ts = svc.sample_now(vcenter)
+        if now_ts is None:
+            continue
+        with svc.store.read_session() as session:
+            due = due_checks(session, vcenter, now_ts)
+        for check in due:
+            pod = pods.get(check.pod)
+            if pod is None:
+                continue
+            with svc.store.read_session() as session:
+                figures = datastore_figures(
+                    session,
+                    vcenter,
+                    list(check.predicted["datastores"]),
+                    check.due_ts - WINDOW_S,
+                    check.due_ts,
+                )
+            try:
+                imbalance_now: float | None = pod_load(svc.pod_snapshot(pod)).imbalance
+            except BasilError:
+                imbalance_now = None
+            measured = {
+                "datastores": {
+                    ds: {"latency_ms": f.latency_ms, "iops": f.iops, "oio": f.oio, "samples": f.samples}
+                    for ds, f in figures.items()
+                },
+                "imbalance": imbalance_now,
+                "window": {"since_ts": check.due_ts - WINDOW_S, "until_ts": check.due_ts},
+                "imbalance_at_ts": now_ts,
+            }
+            error = errors(check.predicted, measured)
+            with svc.store.session() as session:
+                record_measurement(session, check.plan_id, measured, error, datetime.now(UTC))
+            done.append(
+                {
+                    "plan": check.plan_id,
+                    "pod": check.pod,
+                    **{k: v for k, v in error.items() if k != "datastores"},
+                }
+            )
+    return done
+
+
+def latest_measured(svc: Service, pod: str) -> PredictionCheck | None:
+    """The pod's newest measured check."""
+    with svc.store.read_session() as session:
+        return next((c for c in pod_checks(session, pod, limit=50) if c.measured is not None), None)
+
+
+def check_of(svc: Service, plan_id: int) -> PredictionCheck | None:
+    with svc.store.read_session() as session:
+        return get_check(session, plan_id)

@@ -1,0 +1,195 @@
+"""Prediction checks: what an applied plan predicted for its pod, and what was measured an hour later.
+
+Times of the measurement are vCenter's (seconds since the epoch, as sample timestamps): the lab, and
+a vCenter whose clock is off, do not run on the service's wall clock. A check is written when the
+plan ends (``measured`` null) and completed once the samples up to ``due_ts`` are stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from basil.store.models import (
+    LEVEL_5MIN,
+    Disk,
+    DiskSample,
+    HostDatastore,
+    HostDatastoreRollup,
+    HostDatastoreSample,
+    PredictionCheckRow,
+)
+
+
+@dataclass(frozen=True)
+class PredictionCheck:
+    plan_id: int
+    pod: str
+    vcenter: str
+    finished_ts: int
+    due_ts: int
+    predicted: dict[str, Any]
+    measured: dict[str, Any] | None
+    error: dict[str, Any] | None
+    measured_at: datetime | None
+
+
+def _check(row: PredictionCheckRow) -> PredictionCheck:
+    return PredictionCheck(
+        row.plan_id, row.pod, row.vcenter, row.finished_ts, row.due_ts, row.predicted, row.measured,
+        row.error, row.measured_at,
+    )  # fmt: skip
+
+
+def save_check(
+    session: Session,
+    plan_id: int,
+    *,
+    pod: str,
+    vcenter: str,
+    finished_ts: int,
+    due_ts: int,
+    predicted: dict[str, Any],
+) -> PredictionCheck:
+    """Record (or replace, for a plan resumed and ended again) the prediction of an applied plan."""
+    row = session.get(PredictionCheckRow, plan_id)
+    if row is None:
+        row = PredictionCheckRow(plan_id=plan_id)
+        session.add(row)
+    row.pod, row.vcenter, row.finished_ts, row.due_ts, row.predicted = (
+        pod,
+        vcenter,
+        finished_ts,
+        due_ts,
+        predicted,
+    )
+    row.measured, row.error, row.measured_at = None, None, None
+    session.flush()
+    return _check(row)
+
+
+def due_checks(session: Session, vcenter: str, until_ts: int) -> list[PredictionCheck]:
+    """Checks of *vcenter* not measured yet whose measurement time is at or before *until_ts*."""
+    rows = session.execute(
+        select(PredictionCheckRow)
+        .where(
+            PredictionCheckRow.vcenter == vcenter,
+            PredictionCheckRow.measured.is_(None),
+            PredictionCheckRow.due_ts <= until_ts,
+        )
+        .order_by(PredictionCheckRow.due_ts)
+    ).scalars()
+    return [_check(r) for r in rows]
+
+
+def record_measurement(
+    session: Session, plan_id: int, measured: dict[str, Any], error: dict[str, Any], at: datetime
+) -> PredictionCheck:
+    row = session.get(PredictionCheckRow, plan_id)
+    assert row is not None, plan_id
+    row.measured, row.error, row.measured_at = measured, error, at
+    session.flush()
+    return _check(row)
+
+
+def pod_checks(session: Session, pod: str, limit: int = 50) -> list[PredictionCheck]:
+    """A pod's checks, newest plan end first."""
+    rows = session.execute(
+        select(PredictionCheckRow)
+        .where(PredictionCheckRow.pod == pod)
+        .order_by(PredictionCheckRow.finished_ts.desc(), PredictionCheckRow.plan_id.desc())
+        .limit(limit)
+    ).scalars()
+    return [_check(r) for r in rows]
+
+
+def get_check(session: Session, plan_id: int) -> PredictionCheck | None:
+    row = session.get(PredictionCheckRow, plan_id)
+    return _check(row) if row is not None else None
+
+
+@dataclass(frozen=True)
+class DatastoreFigures:
+    """A datastore's measured means over a window: IOPS (all hosts), IOPS-weighted latency, OIO."""
+
+    iops: float
+    latency_ms: float | None
+    oio: float
+    samples: int
+
+
+def datastore_figures(
+    session: Session, vcenter: str, datastores: Sequence[str], since: int, until: int
+) -> dict[str, DatastoreFigures]:
+    """Each datastore's figures over (since, until]: from the raw 20 s samples, or the 5-minute rollups
+    when the raw ones are gone."""
+    hd = HostDatastore
+    query = select(hd.id, hd.datastore).where(hd.vcenter == vcenter, hd.datastore.in_(list(datastores)))
+    ids: dict[int, str] = {int(hd_id): str(ds) for hd_id, ds in session.execute(query)}
+    if not ids:
+        return {}
+    raw = HostDatastoreSample
+    rows = session.execute(
+        select(
+            raw.hd_id,
+            func.count(),
+            func.sum(raw.read_iops + raw.write_iops),
+            func.sum(raw.read_latency_ms * raw.read_iops + raw.write_latency_ms * raw.write_iops),
+            func.sum(raw.read_oio + raw.write_oio),
+            func.count(func.distinct(raw.ts)),
+        )
+        .where(raw.hd_id.in_(list(ids)), raw.ts > since, raw.ts <= until)
+        .group_by(raw.hd_id)
+    ).all()
+    if not rows:
+        roll = HostDatastoreRollup
+        rows = session.execute(
+            select(
+                roll.hd_id,
+                func.sum(roll.n),
+                func.sum(roll.sum_read_iops + roll.sum_write_iops),
+                func.sum(roll.sum_read_latency_iops + roll.sum_write_latency_iops),
+                func.sum(roll.sum_read_oio + roll.sum_write_oio),
+                func.sum(roll.n),
+            )
+            .where(
+                roll.level == LEVEL_5MIN,
+                roll.hd_id.in_(list(ids)),
+                roll.bucket >= since,
+                roll.bucket < until,
+            )
+            .group_by(roll.hd_id)
+        ).all()
+    sums: dict[str, list[float]] = {}
+    for hd_id, n, iops, lat_iops, oio, times in rows:
+        if not n:
+            continue
+        acc = sums.setdefault(ids[hd_id], [0.0, 0.0, 0.0, 0.0])
+        # Per host: means over its samples; a datastore's figure adds its hosts' means.
+        acc[0] += float(iops or 0.0) / n
+        acc[1] += float(lat_iops or 0.0) / n
+        acc[2] += float(oio or 0.0) / n
+        acc[3] = max(acc[3], float(times or 0))
+    return {
+        ds: DatastoreFigures(
+            iops=a[0], latency_ms=a[1] / a[0] if a[0] > 0 else None, oio=a[2], samples=int(a[3])
+        )
+        for ds, a in sums.items()
+    }
+
+
+def disk_oio(session: Session, vcenter: str, since: int, until: int) -> dict[tuple[str, str], float]:
+    """Each disk's mean outstanding IOs (reads and writes) over (since, until], by (VM, instance)."""
+    raw = DiskSample
+    rows = session.execute(
+        select(Disk.vm, Disk.instance, func.avg(raw.read_oio + raw.write_oio))
+        .join(Disk, Disk.id == raw.disk_id)
+        .where(Disk.vcenter == vcenter, raw.ts > since, raw.ts <= until)
+        .group_by(Disk.vm, Disk.instance)
+    ).all()
+    return {(vm, instance): float(oio) for vm, instance, oio in rows if oio is not None}
