@@ -40,10 +40,13 @@ def modelled(lab: LabProcess, make_service: ServiceFactory) -> Service:
     """A service that has collected and modelled 10 minutes of the §6.3 pod (every workload on 6diskLUN)."""
     lab.reset()
     lab.set_speed(0)
-    lab.step(30)
+    lab.step(2)
     svc = make_service(lab)
+    assert svc.run_job("collect")["outcome"] == "succeeded"  # a first collection takes the newest sample
+    lab.step(30)
     assert svc.run_job("collect")["outcome"] == "succeeded"
     assert svc.run_job("model")["outcome"] == "succeeded"
+    assert svc.pod(POD)["datastores"][1]["model_status"] == "ok"  # 6diskLUN has its device model
     return svc
 
 

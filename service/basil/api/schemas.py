@@ -330,13 +330,23 @@ PREDICTION_ERROR: Schema = {
         "plan": INTEGER,
         "due_at": N_TIME,
         "latency_median_abs": N_NUMBER,
+        "read_latency_median_abs": N_NUMBER,
         "iops_median_abs": N_NUMBER,
         "imbalance_abs": N_NUMBER,
         "imbalance_rel": N_NUMBER,
     },
 }
 
-_FIGURES: Schema = nullable("object", properties={"latency_ms": N_NUMBER, "iops": N_NUMBER, "oio": N_NUMBER})
+_FIGURES: Schema = nullable(
+    "object",
+    properties={
+        "latency_ms": {**N_NUMBER, "description": "IOPS-weighted over reads and writes"},
+        "read_latency_ms": N_NUMBER,
+        "iops": N_NUMBER,
+        "read_oio": N_NUMBER,
+        "write_oio": N_NUMBER,
+    },
+)
 
 PREDICTION_CHECK: Schema = {
     "type": "object",
@@ -365,7 +375,9 @@ PREDICTION_CHECK: Schema = {
                     "model": {"type": ["string", "null"], "enum": ["fit", "stand_in", "none", None]},
                     "predicted": _FIGURES,
                     "measured": _FIGURES,
-                    "error": nullable("object", properties={"latency": N_NUMBER, "iops": N_NUMBER}),
+                    "error": nullable(
+                        "object", properties={"latency": N_NUMBER, "read_latency": N_NUMBER, "iops": N_NUMBER}
+                    ),
                 },
             }
         ),

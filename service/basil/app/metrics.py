@@ -37,7 +37,8 @@ _HELP = {
     "basil_prediction_error": (
         "gauge",
         "The newest applied plan's prediction error an hour later (vCenter time), by pod and quantity: "
-        "latency and iops are the median |predicted - measured| / measured over the pod's datastores, "
+        "latency, read_latency and iops are the median |predicted - measured| / measured over the pod's "
+        "datastores, "
         "imbalance is (predicted - measured) / measured.",
     ),
     "basil_recommendation_stale": (

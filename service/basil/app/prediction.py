@@ -3,12 +3,15 @@
 When a plan that moved at least one disk ends, Basil predicts, for the placement it left and the
 models in force, each datastore of the pod's latency and IOPS and the pod's imbalance:
 
-- a datastore's latency from its device model, ``latency = intercept + slope · ΣOIO`` (BASIL §4;
-  slope = 1/P), over the outstanding IOs of the disks now on it; a datastore without a usable fit
-  takes the median slope and intercept of the pod's fits (as the balancer's stand-in P);
-- its IOPS by Little's law, ``IOPS = ΣOIO / latency``;
-- each disk's OIO is its mean over the last half hour of samples (a workload's outstanding IOs do
-  not depend on where its disk is);
+- a datastore's read latency from its device model, ``latency = intercept + slope · ΣOIO`` (BASIL
+  §4, fitted on reads; slope = 1/P), over the outstanding reads of the disks now on it; a datastore
+  without a usable fit takes the median slope and intercept of the pod's fits (as the balancer's
+  stand-in P). Its write latency (the array's write cache, which the read fit does not see) is the
+  one measured before the plan ended (the pod's median for a datastore that had no writes);
+- its IOPS by Little's law, ``IOPS = ΣOIO / latency`` for reads and for writes, and its latency the
+  IOPS-weighted mean of both, as the measured one is;
+- each disk's outstanding reads and writes are its means over the last half hour of samples (a
+  workload's outstanding IOs do not depend on where its disk is);
 - the imbalance is the pod's "imbalance now" (:func:`basil.app.recommendation.pod_load`) on the new
   placement; for a plan from a recommendation, the round's own predicted imbalance is kept too.
 
@@ -32,6 +35,7 @@ from basil.errors import BasilError, NotFoundError
 from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel
 from basil.store.predictions import (
+    DatastoreFigures,
     PredictionCheck,
     datastore_figures,
     disk_oio,
@@ -60,11 +64,17 @@ def _median(values: list[float]) -> float | None:
 def predict(
     ps: PodSnapshot,
     pod: ResolvedPod,
+    *,
     models: Mapping[tuple[str, str], DatastoreModel],
-    oio: Mapping[tuple[str, str], float],
+    oio: Mapping[tuple[str, str], tuple[float, float]],
+    recent: Mapping[str, DatastoreFigures],
     names: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The pod's predicted datastore latency and IOPS and imbalance on the placement of *ps*."""
+    """The pod's predicted datastore latency and IOPS and imbalance on the placement of *ps*.
+
+    *oio* is each disk's (reads, writes) outstanding; *recent* the datastores' figures before the plan
+    ended, whose write latency (the array's write cache, which the read fit does not model) is kept.
+    """
     fits = {
         ds: m
         for (vc, ds), m in models.items()
@@ -77,35 +87,46 @@ def predict(
     }
     stand_in_slope = _median([float(m.slope or 0.0) for m in fits.values()])
     stand_in_intercept = _median([float(m.intercept or 0.0) for m in fits.values()])
-    totals: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
+    pod_write = _median([f.write_latency_ms for f in recent.values() if f.write_latency_ms is not None])
+    reads: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
+    writes: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
     for d in ps.snapshot.disks:
         vm, instance, _key = ps.disk_keys[d.id]
-        totals[d.datastore] = totals.get(d.datastore, 0.0) + oio.get((vm, instance), 0.0)
+        r, w = oio.get((vm, instance), (0.0, 0.0))
+        reads[d.datastore] = reads.get(d.datastore, 0.0) + r
+        writes[d.datastore] = writes.get(d.datastore, 0.0) + w
     out: dict[str, Any] = {}
     for ds in pod.datastores:
         fit = fits.get(ds)
-        if fit is not None:
-            slope, intercept, source = float(fit.slope or 0.0), float(fit.intercept or 0.0), "fit"
-        elif stand_in_slope is not None and stand_in_intercept is not None:
-            slope, intercept, source = stand_in_slope, stand_in_intercept, "stand_in"
-        else:
-            out[ds] = {
-                "name": names.get(ds, ds),
-                "oio": totals[ds],
-                "latency_ms": None,
-                "iops": None,
-                "model": "none",
-            }
-            continue
-        latency = intercept + slope * totals[ds]
-        usable = latency > 0
-        out[ds] = {
+        entry: dict[str, Any] = {
             "name": names.get(ds, ds),
-            "oio": totals[ds],
-            "latency_ms": latency if usable else None,
-            "iops": totals[ds] / (latency / 1000.0) if usable else None,  # Little's law
-            "model": source,
+            "read_oio": reads[ds],
+            "write_oio": writes[ds],
+            "read_latency_ms": None,
+            "latency_ms": None,
+            "iops": None,
         }
+        out[ds] = entry
+        if fit is not None:
+            slope, intercept, entry["model"] = float(fit.slope or 0.0), float(fit.intercept or 0.0), "fit"
+        elif stand_in_slope is not None and stand_in_intercept is not None:
+            slope, intercept, entry["model"] = stand_in_slope, stand_in_intercept, "stand_in"
+        else:
+            entry["model"] = "none"
+            continue
+        read_latency = intercept + slope * reads[ds]  # BASIL §4: latency linear in outstanding IOs
+        if read_latency <= 0:
+            continue
+        before = recent.get(ds)
+        write_latency = (before.write_latency_ms if before is not None else None) or pod_write or read_latency
+        read_iops = reads[ds] / (read_latency / 1000.0)  # Little's law
+        write_iops = writes[ds] / (write_latency / 1000.0)
+        iops = read_iops + write_iops
+        entry["read_latency_ms"] = read_latency
+        entry["iops"] = iops
+        entry["latency_ms"] = (
+            (read_latency * read_iops + write_latency * write_iops) / iops if iops > 0 else None
+        )
     load = pod_load(ps)
     return {"datastores": out, "imbalance": load.imbalance, "normalized_load": dict(load.normalized_load)}
 
@@ -121,16 +142,20 @@ def errors(predicted: Mapping[str, Any], measured: Mapping[str, Any]) -> dict[st
     per: dict[str, dict[str, float | None]] = {}
     for ds, p in predicted["datastores"].items():
         m = measured["datastores"].get(ds) or {}
+        busy = (m.get("iops") or 0) > 0
         per[ds] = {
-            "latency": _rel(p.get("latency_ms"), m.get("latency_ms")) if (m.get("iops") or 0) > 0 else None,
+            "latency": _rel(p.get("latency_ms"), m.get("latency_ms")) if busy else None,
+            "read_latency": _rel(p.get("read_latency_ms"), m.get("read_latency_ms")) if busy else None,
             "iops": _rel(p.get("iops"), m.get("iops")),
         }
     lat = [abs(v["latency"]) for v in per.values() if v["latency"] is not None]
+    read = [abs(v["read_latency"]) for v in per.values() if v["read_latency"] is not None]
     iops = [abs(v["iops"]) for v in per.values() if v["iops"] is not None]
     p_f, m_f = predicted.get("imbalance"), measured.get("imbalance")
     return {
         "datastores": per,
         "latency_median_abs": _median(lat),
+        "read_latency_median_abs": _median(read),
         "iops_median_abs": _median(iops),
         "imbalance_abs": abs(p_f - m_f) if p_f is not None and m_f is not None else None,
         "imbalance_rel": _rel(p_f, m_f),
@@ -166,6 +191,7 @@ def record_prediction(svc: Service, plan: plan_store.Plan) -> PredictionCheck | 
     names = {ds.moid: ds.name for ds in inventory.datastores.values()}
     with svc.store.read_session() as session:
         oio = disk_oio(session, pod.vcenter, newest - OIO_WINDOW_S, newest)
+        recent = datastore_figures(session, pod.vcenter, pod.datastores, newest - OIO_WINDOW_S, newest)
         rounds = {
             get_recommendation(session, m.recommendation_id)
             .spec.predicted.get("round", {})
@@ -174,7 +200,14 @@ def record_prediction(svc: Service, plan: plan_store.Plan) -> PredictionCheck | 
             for m in plan.moves
             if m.recommendation_id is not None and m.state == "succeeded"
         }
-    predicted = predict(svc.pod_snapshot(pod), pod, svc.datastore_models(pod.vcenter), oio, names)
+    predicted = predict(
+        svc.pod_snapshot(pod),
+        pod,
+        models=svc.datastore_models(pod.vcenter),
+        oio=oio,
+        recent=recent,
+        names=names,
+    )
     predicted["imbalance_round"] = next(iter(rounds)) if len(rounds) == 1 else None
     predicted["moves"] = sum(1 for m in plan.moves if m.state == "succeeded")
     with svc.store.session() as session:
@@ -217,7 +250,14 @@ def check_predictions(svc: Service) -> list[dict[str, Any]]:
                 imbalance_now = None
             measured = {
                 "datastores": {
-                    ds: {"latency_ms": f.latency_ms, "iops": f.iops, "oio": f.oio, "samples": f.samples}
+                    ds: {
+                        "latency_ms": f.latency_ms,
+                        "read_latency_ms": f.read_latency_ms,
+                        "iops": f.iops,
+                        "read_oio": f.read_oio,
+                        "write_oio": f.write_oio,
+                        "samples": f.samples,
+                    }
                     for ds, f in figures.items()
                 },
                 "imbalance": imbalance_now,

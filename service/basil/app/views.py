@@ -180,6 +180,16 @@ def _vc_time(ts: int | None) -> str | None:
     return iso(datetime.fromtimestamp(ts, UTC)) if ts is not None else None
 
 
+_FIGURES = ("latency_ms", "read_latency_ms", "iops", "read_oio", "write_oio")
+_ERRORS = (
+    "latency_median_abs",
+    "read_latency_median_abs",
+    "iops_median_abs",
+    "imbalance_abs",
+    "imbalance_rel",
+)
+
+
 def prediction_dict(svc: Service, check: PredictionCheck) -> dict[str, Any]:
     """An applied plan's prediction, what was measured an hour later (vCenter time) and the error."""
     vcenter = check.vcenter
@@ -194,13 +204,11 @@ def prediction_dict(svc: Service, check: PredictionCheck) -> dict[str, Any]:
                 "datastore": svc.ids.object_id(vcenter, ds),
                 "name": p.get("name", ds),
                 "model": p.get("model"),
-                "predicted": {"latency_ms": p.get("latency_ms"), "iops": p.get("iops"), "oio": p.get("oio")},
-                "measured": None
-                if check.measured is None
-                else {"latency_ms": m.get("latency_ms"), "iops": m.get("iops"), "oio": m.get("oio")},
+                "predicted": {k: p.get(k) for k in _FIGURES},
+                "measured": None if check.measured is None else {k: m.get(k) for k in _FIGURES},
                 "error": None
                 if check.error is None
-                else {"latency": e.get("latency"), "iops": e.get("iops")},
+                else {k: e.get(k) for k in ("latency", "read_latency", "iops")},
             }
         )
     return {
@@ -216,12 +224,7 @@ def prediction_dict(svc: Service, check: PredictionCheck) -> dict[str, Any]:
             "predicted_by_round": check.predicted.get("imbalance_round"),
             "measured": measured.get("imbalance"),
         },
-        "error": None
-        if check.error is None
-        else {
-            k: error.get(k)
-            for k in ("latency_median_abs", "iops_median_abs", "imbalance_abs", "imbalance_rel")
-        },
+        "error": None if check.error is None else {k: error.get(k) for k in _ERRORS},
         "datastores": datastores,
     }
 
@@ -233,10 +236,7 @@ def _prediction_summary(svc: Service, pod_name: str) -> dict[str, Any] | None:
     return {
         "plan": check.plan_id,
         "due_at": _vc_time(check.due_ts),
-        **{
-            k: check.error.get(k)
-            for k in ("latency_median_abs", "iops_median_abs", "imbalance_abs", "imbalance_rel")
-        },
+        **{k: check.error.get(k) for k in _ERRORS},
     }
 
 
@@ -995,6 +995,7 @@ def _pod_gauges(svc: Service) -> list[tuple[str, Mapping[str, str], float]]:
         if error is not None:
             for quantity, key in (
                 ("latency", "latency_median_abs"),
+                ("read_latency", "read_latency_median_abs"),
                 ("iops", "iops_median_abs"),
                 ("imbalance", "imbalance_rel"),
             ):

@@ -79,7 +79,7 @@ def due_checks(session: Session, vcenter: str, until_ts: int) -> list[Prediction
         select(PredictionCheckRow)
         .where(
             PredictionCheckRow.vcenter == vcenter,
-            PredictionCheckRow.measured.is_(None),
+            PredictionCheckRow.measured_at.is_(None),
             PredictionCheckRow.due_ts <= until_ts,
         )
         .order_by(PredictionCheckRow.due_ts)
@@ -115,12 +115,28 @@ def get_check(session: Session, plan_id: int) -> PredictionCheck | None:
 
 @dataclass(frozen=True)
 class DatastoreFigures:
-    """A datastore's measured means over a window: IOPS (all hosts), IOPS-weighted latency, OIO."""
+    """A datastore's measured means over a window, all hosts added: IOPS, IOPS-weighted latencies, OIO."""
 
-    iops: float
-    latency_ms: float | None
-    oio: float
+    read_iops: float
+    write_iops: float
+    read_latency_ms: float | None
+    write_latency_ms: float | None
+    read_oio: float
+    write_oio: float
     samples: int
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+    @property
+    def latency_ms(self) -> float | None:
+        """IOPS-weighted over reads and writes."""
+        if self.iops <= 0:
+            return None
+        return (
+            (self.read_latency_ms or 0.0) * self.read_iops + (self.write_latency_ms or 0.0) * self.write_iops
+        ) / (self.iops)
 
 
 def datastore_figures(
@@ -138,10 +154,12 @@ def datastore_figures(
         select(
             raw.hd_id,
             func.count(),
-            func.sum(raw.read_iops + raw.write_iops),
-            func.sum(raw.read_latency_ms * raw.read_iops + raw.write_latency_ms * raw.write_iops),
-            func.sum(raw.read_oio + raw.write_oio),
-            func.count(func.distinct(raw.ts)),
+            func.sum(raw.read_iops),
+            func.sum(raw.write_iops),
+            func.sum(raw.read_latency_ms * raw.read_iops),
+            func.sum(raw.write_latency_ms * raw.write_iops),
+            func.sum(raw.read_oio),
+            func.sum(raw.write_oio),
         )
         .where(raw.hd_id.in_(list(ids)), raw.ts > since, raw.ts <= until)
         .group_by(raw.hd_id)
@@ -152,10 +170,12 @@ def datastore_figures(
             select(
                 roll.hd_id,
                 func.sum(roll.n),
-                func.sum(roll.sum_read_iops + roll.sum_write_iops),
-                func.sum(roll.sum_read_latency_iops + roll.sum_write_latency_iops),
-                func.sum(roll.sum_read_oio + roll.sum_write_oio),
-                func.sum(roll.n),
+                func.sum(roll.sum_read_iops),
+                func.sum(roll.sum_write_iops),
+                func.sum(roll.sum_read_latency_iops),
+                func.sum(roll.sum_write_latency_iops),
+                func.sum(roll.sum_read_oio),
+                func.sum(roll.sum_write_oio),
             )
             .where(
                 roll.level == LEVEL_5MIN,
@@ -165,31 +185,38 @@ def datastore_figures(
             )
             .group_by(roll.hd_id)
         ).all()
-    sums: dict[str, list[float]] = {}
-    for hd_id, n, iops, lat_iops, oio, times in rows:
+    # Per host: means over its samples; a datastore's figure adds its hosts' means.
+    acc: dict[str, list[float]] = {}
+    for hd_id, n, r_iops, w_iops, r_lat, w_lat, r_oio, w_oio in rows:
         if not n:
             continue
-        acc = sums.setdefault(ids[hd_id], [0.0, 0.0, 0.0, 0.0])
-        # Per host: means over its samples; a datastore's figure adds its hosts' means.
-        acc[0] += float(iops or 0.0) / n
-        acc[1] += float(lat_iops or 0.0) / n
-        acc[2] += float(oio or 0.0) / n
-        acc[3] = max(acc[3], float(times or 0))
+        a = acc.setdefault(ids[hd_id], [0.0] * 7)
+        for i, value in enumerate((r_iops, w_iops, r_lat, w_lat, r_oio, w_oio)):
+            a[i] += float(value or 0.0) / n
+        a[6] = max(a[6], float(n))
     return {
         ds: DatastoreFigures(
-            iops=a[0], latency_ms=a[1] / a[0] if a[0] > 0 else None, oio=a[2], samples=int(a[3])
+            read_iops=a[0],
+            write_iops=a[1],
+            read_latency_ms=a[2] / a[0] if a[0] > 0 else None,
+            write_latency_ms=a[3] / a[1] if a[1] > 0 else None,
+            read_oio=a[4],
+            write_oio=a[5],
+            samples=int(a[6]),
         )
-        for ds, a in sums.items()
+        for ds, a in acc.items()
     }
 
 
-def disk_oio(session: Session, vcenter: str, since: int, until: int) -> dict[tuple[str, str], float]:
-    """Each disk's mean outstanding IOs (reads and writes) over (since, until], by (VM, instance)."""
+def disk_oio(
+    session: Session, vcenter: str, since: int, until: int
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """Each disk's mean outstanding reads and writes over (since, until], by (VM, instance)."""
     raw = DiskSample
     rows = session.execute(
-        select(Disk.vm, Disk.instance, func.avg(raw.read_oio + raw.write_oio))
+        select(Disk.vm, Disk.instance, func.avg(raw.read_oio), func.avg(raw.write_oio))
         .join(Disk, Disk.id == raw.disk_id)
         .where(Disk.vcenter == vcenter, raw.ts > since, raw.ts <= until)
         .group_by(Disk.vm, Disk.instance)
     ).all()
-    return {(vm, instance): float(oio) for vm, instance, oio in rows if oio is not None}
+    return {(vm, instance): (float(r or 0.0), float(w or 0.0)) for vm, instance, r, w in rows}
