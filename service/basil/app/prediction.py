@@ -7,11 +7,12 @@ models in force, each datastore of the pod's latency and IOPS and the pod's imba
   §4, fitted on reads; slope = 1/P), over the outstanding reads of the disks now on it; a datastore
   without a usable fit takes the median slope and intercept of the pod's fits (as the balancer's
   stand-in P). Its write latency (the array's write cache, which the read fit does not see) is the
-  one measured before the plan ended (the pod's median for a datastore that had no writes);
+  one measured before the plan started (the pod's median for a datastore that had no writes);
 - its IOPS by Little's law, ``IOPS = ΣOIO / latency`` for reads and for writes, and its latency the
   IOPS-weighted mean of both, as the measured one is;
-- each disk's outstanding reads and writes are its means over the last half hour of samples (a
-  workload's outstanding IOs do not depend on where its disk is);
+- each disk's outstanding reads and writes are its means over the half hour of samples before the
+  plan started (a workload's outstanding IOs do not depend on where its disk is; the copies' load
+  is left out);
 - the imbalance is the pod's "imbalance now" (:func:`basil.app.recommendation.pod_load`) on the new
   placement; for a plan from a recommendation, the round's own predicted imbalance is kept too.
 
@@ -54,7 +55,7 @@ log = logging.getLogger(__name__)
 
 DELAY_S = 3600  # the measurement is taken this long after the plan ended, in vCenter's time
 WINDOW_S = 900  # measured means over this long before the measurement time
-OIO_WINDOW_S = 1800  # each disk's OIO: its mean over this long before the plan ended
+OIO_WINDOW_S = 1800  # each disk's OIO: its mean over this long before the plan started
 
 
 def _median(values: list[float]) -> float | None:
@@ -73,7 +74,7 @@ def predict(
     """The pod's predicted datastore latency and IOPS and imbalance on the placement of *ps*.
 
     *oio* is each disk's (reads, writes) outstanding; *recent* the datastores' figures before the plan
-    ended, whose write latency (the array's write cache, which the read fit does not model) is kept.
+    started, whose write latency (the array's write cache, which the read fit does not model) is kept.
     """
     fits = {
         ds: m
@@ -162,7 +163,7 @@ def errors(predicted: Mapping[str, Any], measured: Mapping[str, Any]) -> dict[st
     }
 
 
-def _vcenter_now(svc: Service, vcenter: str) -> int | None:
+def vcenter_now(svc: Service, vcenter: str) -> int | None:
     """vCenter's clock now (its ``CurrentTime``), or the newest sample's time when it cannot be read."""
     link = svc.links.get(vcenter)
     if link is not None:
@@ -173,8 +174,14 @@ def _vcenter_now(svc: Service, vcenter: str) -> int | None:
     return svc.sample_now(vcenter)
 
 
-def record_prediction(svc: Service, plan: plan_store.Plan) -> PredictionCheck | None:
-    """The prediction of a plan that has ended having moved disks; None for any other plan."""
+def record_prediction(
+    svc: Service, plan: plan_store.Plan, started: int | None = None
+) -> PredictionCheck | None:
+    """The prediction of a plan that has ended having moved disks; None for any other plan.
+
+    *started* is vCenter's time when the plan (or its resumption) started: the disks' outstanding IOs
+    and the write latencies are taken from the half hour before it, free of the copies' load.
+    """
     if plan.dry_run or plan.state not in plan_store.TERMINAL_PLAN_STATES:
         return None
     if not any(m.state == "succeeded" for m in plan.moves):
@@ -183,10 +190,12 @@ def record_prediction(svc: Service, plan: plan_store.Plan) -> PredictionCheck | 
         pod = svc.resolved_pod(plan.pod)  # polls the inventory: the placement the plan left
     except NotFoundError:
         return None
-    finished = _vcenter_now(svc, pod.vcenter)
+    finished = vcenter_now(svc, pod.vcenter)
     if finished is None:
         return None
     newest = svc.sample_now(pod.vcenter) or finished
+    if started is not None:
+        newest = min(newest, started)
     inventory = svc.inventory(pod.vcenter, refresh=False)
     names = {ds.moid: ds.name for ds in inventory.datastores.values()}
     with svc.store.read_session() as session:

@@ -42,7 +42,7 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
-from basil.app.prediction import check_predictions, record_prediction
+from basil.app.prediction import check_predictions, record_prediction, vcenter_now
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
@@ -603,12 +603,17 @@ class Service:
         self, plan_id: int, deadline: datetime | None = None, budget: Budget | None = None
     ) -> plan_store.Plan:
         with self._plan_slots:
+            started = vcenter_now(self, self._plan_vcenter(plan_id))
             ended = self.executor.run(plan_id, deadline=deadline, budget=budget)
         try:
-            record_prediction(self, ended)  # checked against the measurements an hour later
+            record_prediction(self, ended, started)  # checked against the measurements an hour later
         except BasilError as err:
             log.warning("plan %d: no prediction recorded: %s", plan_id, err.message)
         return ended
+
+    def _plan_vcenter(self, plan_id: int) -> str:
+        with self.store.read_session() as session:
+            return plan_store.get_plan(session, plan_id).vcenter
 
     def _submit(self, plan_id: int) -> None:
         with self._lock:
