@@ -3,16 +3,17 @@
 When a plan that moved at least one disk ends, Basil predicts, for the placement it left and the
 models in force, each datastore of the pod's latency and IOPS and the pod's imbalance:
 
-- a datastore's read latency from its device model, ``latency = intercept + slope · ΣOIO`` (BASIL
-  §4, fitted on reads; slope = 1/P), over the outstanding reads of the disks now on it; a datastore
-  without a usable fit takes the median slope and intercept of the pod's fits (as the balancer's
-  stand-in P). Its write latency (the array's write cache, which the read fit does not see) is the
-  one measured before the plan started (the pod's median for a datastore that had no writes);
-- its IOPS by Little's law, ``IOPS = ΣOIO / latency`` for reads and for writes, and its latency the
-  IOPS-weighted mean of both, as the measured one is;
-- each disk's outstanding reads and writes are its means over the half hour of samples before the
-  plan started (a workload's outstanding IOs do not depend on where its disk is; the copies' load
-  is left out);
+- each disk keeps its outstanding IOs N and the share ρ of its IOs that are reads: its means over
+  the half hour of samples before the plan started (a workload's outstanding IOs do not depend on
+  where its disk is; the copies' load is left out);
+- a datastore's read latency L from its device model, ``L = intercept + slope · Σ outstanding reads``
+  (BASIL §4, fitted on reads; slope = 1/P); a datastore without a usable fit takes the median slope
+  and intercept of the pod's fits (as the balancer's stand-in P). Its write latency W (the array's
+  write cache, which the read fit does not see) is the one measured before the plan started (the
+  pod's median for a datastore that had no writes);
+- the disks form a closed loop: an IO takes R = ρ·L + (1 − ρ)·W, a disk completes X = N / R IOs a
+  second (Little's law) and keeps X·ρ·L reads outstanding, which sets L again; the fixed point gives
+  the datastore's IOPS ΣX and its IOPS-weighted latency ΣN / ΣX, as the measured one is weighted;
 - the imbalance is the pod's "imbalance now" (:func:`basil.app.recommendation.pod_load`) on the new
   placement; for a plan from a recommendation, the round's own predicted imbalance is kept too.
 
@@ -37,6 +38,7 @@ from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel
 from basil.store.predictions import (
     DatastoreFigures,
+    DiskLoadFigures,
     PredictionCheck,
     datastore_figures,
     disk_oio,
@@ -62,19 +64,51 @@ def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
+def solve_datastore(
+    disks: list[DiskLoadFigures], intercept: float, slope: float, write_ms: float
+) -> tuple[float, float, float] | None:
+    """A datastore's read latency, IOPS and IOPS-weighted latency with *disks* on it (see the module doc).
+
+    Each disk keeps its outstanding IOs N and its read share ρ; an IO's mean response time is
+    R = ρ·L + (1 − ρ)·W, so the disk completes X = N / R IOs a second (Little's law) and keeps
+    X·ρ·L reads outstanding; L = intercept + slope · Σ outstanding reads (BASIL §4) closes the loop.
+    """
+    if not disks or sum(d.oio for d in disks) <= 0:
+        return None
+    latency = intercept + slope * sum(d.read_oio for d in disks)
+    for _ in range(50):
+        if latency <= 0:
+            return None
+        reads = sum(
+            d.oio * d.read_share * latency / (d.read_share * latency + (1 - d.read_share) * write_ms)
+            for d in disks
+        )
+        updated = intercept + slope * reads
+        if abs(updated - latency) < 1e-6 * max(latency, 1.0):
+            latency = updated
+            break
+        latency = 0.5 * (latency + updated)  # damped: the map can overshoot on a steep fit
+    if latency <= 0:
+        return None
+    x = [d.oio / ((d.read_share * latency + (1 - d.read_share) * write_ms) / 1000.0) for d in disks]
+    iops = sum(x)
+    return latency, iops, 1000.0 * sum(d.oio for d in disks) / iops
+
+
 def predict(
     ps: PodSnapshot,
     pod: ResolvedPod,
     *,
     models: Mapping[tuple[str, str], DatastoreModel],
-    oio: Mapping[tuple[str, str], tuple[float, float]],
+    oio: Mapping[tuple[str, str], DiskLoadFigures],
     recent: Mapping[str, DatastoreFigures],
     names: Mapping[str, str],
 ) -> dict[str, Any]:
     """The pod's predicted datastore latency and IOPS and imbalance on the placement of *ps*.
 
-    *oio* is each disk's (reads, writes) outstanding; *recent* the datastores' figures before the plan
-    started, whose write latency (the array's write cache, which the read fit does not model) is kept.
+    *oio* is each disk's outstanding IOs and read share; *recent* the datastores' figures before the
+    plan started, whose write latency (the array's write cache, which the read fit does not model) is
+    kept.
     """
     fits = {
         ds: m
@@ -89,23 +123,22 @@ def predict(
     stand_in_slope = _median([float(m.slope or 0.0) for m in fits.values()])
     stand_in_intercept = _median([float(m.intercept or 0.0) for m in fits.values()])
     pod_write = _median([f.write_latency_ms for f in recent.values() if f.write_latency_ms is not None])
-    reads: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
-    writes: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
+    on: dict[str, list[DiskLoadFigures]] = {ds: [] for ds in pod.datastores}
     for d in ps.snapshot.disks:
         vm, instance, _key = ps.disk_keys[d.id]
-        r, w = oio.get((vm, instance), (0.0, 0.0))
-        reads[d.datastore] = reads.get(d.datastore, 0.0) + r
-        writes[d.datastore] = writes.get(d.datastore, 0.0) + w
+        figures = oio.get((vm, instance))
+        if figures is not None:
+            on.setdefault(d.datastore, []).append(figures)
     out: dict[str, Any] = {}
     for ds in pod.datastores:
         fit = fits.get(ds)
         entry: dict[str, Any] = {
             "name": names.get(ds, ds),
-            "read_oio": reads[ds],
-            "write_oio": writes[ds],
+            "read_oio": sum(f.read_oio for f in on[ds]),
+            "write_oio": sum(f.write_oio for f in on[ds]),
             "read_latency_ms": None,
             "latency_ms": None,
-            "iops": None,
+            "iops": 0.0 if not on[ds] else None,
         }
         out[ds] = entry
         if fit is not None:
@@ -115,19 +148,11 @@ def predict(
         else:
             entry["model"] = "none"
             continue
-        read_latency = intercept + slope * reads[ds]  # BASIL §4: latency linear in outstanding IOs
-        if read_latency <= 0:
-            continue
         before = recent.get(ds)
-        write_latency = (before.write_latency_ms if before is not None else None) or pod_write or read_latency
-        read_iops = reads[ds] / (read_latency / 1000.0)  # Little's law
-        write_iops = writes[ds] / (write_latency / 1000.0)
-        iops = read_iops + write_iops
-        entry["read_latency_ms"] = read_latency
-        entry["iops"] = iops
-        entry["latency_ms"] = (
-            (read_latency * read_iops + write_latency * write_iops) / iops if iops > 0 else None
-        )
+        write_ms = (before.write_latency_ms if before is not None else None) or pod_write or 1.0
+        solved = solve_datastore(on[ds], intercept, slope, write_ms)
+        if solved is not None:
+            entry["read_latency_ms"], entry["iops"], entry["latency_ms"] = solved
     load = pod_load(ps)
     return {"datastores": out, "imbalance": load.imbalance, "normalized_load": dict(load.normalized_load)}
 

@@ -208,15 +208,47 @@ def datastore_figures(
     }
 
 
+@dataclass(frozen=True)
+class DiskLoadFigures:
+    """A disk's means over a window: outstanding reads and writes, and read and write IOPS."""
+
+    read_oio: float
+    write_oio: float
+    read_iops: float
+    write_iops: float
+
+    @property
+    def oio(self) -> float:
+        return self.read_oio + self.write_oio
+
+    @property
+    def read_share(self) -> float:
+        """The share of its IOs that are reads (1 when it did none)."""
+        total = self.read_iops + self.write_iops
+        return self.read_iops / total if total > 0 else 1.0
+
+
 def disk_oio(
     session: Session, vcenter: str, since: int, until: int
-) -> dict[tuple[str, str], tuple[float, float]]:
-    """Each disk's mean outstanding reads and writes over (since, until], by (VM, instance)."""
+) -> dict[tuple[str, str], DiskLoadFigures]:
+    """Each disk's outstanding IOs and IOPS over (since, until], by (VM, instance)."""
     raw = DiskSample
     rows = session.execute(
-        select(Disk.vm, Disk.instance, func.avg(raw.read_oio), func.avg(raw.write_oio))
+        select(
+            Disk.vm,
+            Disk.instance,
+            func.avg(raw.read_oio),
+            func.avg(raw.write_oio),
+            func.avg(raw.read_iops),
+            func.avg(raw.write_iops),
+        )
         .join(Disk, Disk.id == raw.disk_id)
         .where(Disk.vcenter == vcenter, raw.ts > since, raw.ts <= until)
         .group_by(Disk.vm, Disk.instance)
     ).all()
-    return {(vm, instance): (float(r or 0.0), float(w or 0.0)) for vm, instance, r, w in rows}
+    return {
+        (vm, instance): DiskLoadFigures(
+            float(ro or 0.0), float(wo or 0.0), float(ri or 0.0), float(wi or 0.0)
+        )
+        for vm, instance, ro, wo, ri, wi in rows
+    }
