@@ -131,8 +131,11 @@ def test_a_recommendation_computed_during_a_plan_is_stale_after_it(
     fresh = svc.recommend_now(POD, OPERATOR)
     assert fresh["valid"] is True
     assert fresh["stale_reason"] is None
-    if fresh["moves"]:
-        assert svc.create_plan(OPERATOR, recommendation_id=fresh["id"])["state"] == "proposed"
+    assert fresh["moves"], fresh
+    assert svc.create_plan(OPERATOR, recommendation_id=fresh["id"])["state"] == "proposed"
+    planned = svc.latest_recommendation(POD)
+    assert planned is not None
+    assert (planned["valid"], planned["state"], planned["stale_reason"]) == (False, "planned", None)
 
 
 def test_a_recommended_move_that_no_longer_helps_is_skipped(modelled: Service, lab: LabProcess) -> None:

@@ -229,7 +229,7 @@ export interface Recommendation {
   notes?: string[];
   /** False once a move changed the placement it was computed from: it can no longer become a plan. */
   valid?: boolean;
-  state?: 'current' | 'stale';
+  state?: 'current' | 'stale' | 'planned' | 'dismissed' | 'superseded';
   stale_reason?: string | null;
   models_changed?: boolean;
   /** Disks that would lower the imbalance had they been free to move (why the pod stays over its threshold). */

@@ -4,9 +4,10 @@
 import type { PinnedBlocking, PredictionCheck, PredictionError, Recommendation } from '../api/types';
 import { compact, DASH, iops, ms } from './format';
 
-/** A recommendation is stale once the service says so (the placement it was computed from changed). */
-export function isStale(rec: Pick<Recommendation, 'valid' | 'state'>): boolean {
-  return rec.valid === false || rec.state === 'stale';
+/** A recommendation is stale once the service says so (the placement it was computed from changed);
+ * one whose moves are in a plan (or dismissed, superseded) is not offered either, but is not stale. */
+export function isStale(rec: Pick<Recommendation, 'state'>): boolean {
+  return rec.state === 'stale';
 }
 
 const PIN_WORDS: Record<string, string> = {

@@ -314,7 +314,12 @@ RECOMMENDATION: Schema = {
             "type": "boolean",
             "description": "false once the placement it was computed from changed: it cannot become a plan",
         },
-        "state": {"type": "string", "enum": ["current", "stale"]},
+        "state": {
+            "type": "string",
+            "enum": ["current", "stale", "planned", "dismissed", "superseded"],
+            "description": "current: may become a plan; stale: a move changed the placement it was computed "
+            "from (stale_reason says which); otherwise its moves were planned, dismissed or superseded",
+        },
         "stale_reason": N_STRING,
         "models_changed": {"type": "boolean", "description": "models were refitted since it was computed"},
         "pinned_blocking": array(ref("PinnedBlocking")),

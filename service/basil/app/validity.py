@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from basil.app.pods import ResolvedPod
 from basil.app.recommendation import PodSnapshot
+from basil.app.view_cache import CONFIG
 from basil.errors import BasilError, ConflictError
 from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel, DiskModel
@@ -133,7 +134,7 @@ def round_validity(svc: Service, pod: ResolvedPod, recs: Sequence[Recommendation
     digest = basis.get("placement")
     if digest is not None and first.status == "open":
         try:
-            now_digest = snapshot_digest(svc.pod_snapshot(pod))
+            now_digest = current_digest(svc, pod)
         except BasilError:
             now_digest = digest  # no inventory to compare with: the moves recorded above decide
         if now_digest != digest:
@@ -144,6 +145,14 @@ def round_validity(svc: Service, pod: ResolvedPod, recs: Sequence[Recommendation
                 models_changed,
             )
     return Validity(True, "", models_changed)
+
+
+def current_digest(svc: Service, pod: ResolvedPod) -> str:
+    """The digest of the pod's placement as last polled (cached until the inventory changes)."""
+    basis = svc.basis([pod.vcenter], (), (CONFIG,))
+    return svc.cache.get(
+        ("placement_digest", pod.name), basis, lambda: snapshot_digest(svc.pod_snapshot(pod))
+    )
 
 
 def round_models_time(svc: Service, pod: ResolvedPod) -> str | None:

@@ -553,18 +553,15 @@ def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
 def _validity(svc: Service, pod_name: str, recs: list[Recommendation]) -> dict[str, Any]:
     """Whether the round may still be planned (basil.app.validity); a round without moves is valid."""
     if not recs:
-        return {"valid": True, "stale_reason": None, "models_changed": False}
-    if any(x.status != "open" for x in recs):
-        status = sorted({x.status for x in recs if x.status != "open"})
-        return {
-            "valid": False,
-            "stale_reason": f"no longer open ({', '.join(status)})",
-            "models_changed": False,
-        }
+        return {"valid": True, "state": "current", "stale_reason": None, "models_changed": False}
+    closed = next((x for x in recs if x.status != "open"), None)
+    if closed is not None:  # planned, dismissed or superseded: not offered, but not stale either
+        return {"valid": False, "state": closed.status, "stale_reason": None, "models_changed": False}
     try:
-        return round_validity(svc, svc.resolved_pod(pod_name, refresh=False), recs).to_dict()
+        validity = round_validity(svc, svc.resolved_pod(pod_name, refresh=False), recs).to_dict()
+        return {**validity, "state": "current" if validity["valid"] else "stale"}
     except BasilError as err:
-        return {"valid": False, "stale_reason": err.message, "models_changed": False}
+        return {"valid": False, "state": "stale", "stale_reason": err.message, "models_changed": False}
 
 
 def _round_extras(
@@ -582,7 +579,6 @@ def _round_extras(
     ]
     return {
         **validity,
-        "state": "current" if validity["valid"] else "stale",
         "pinned_blocking": blocking,
         "pinned_blocking_total": summary.get("pinned_blocking_total", len(blocking)),
     }
