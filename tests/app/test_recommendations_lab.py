@@ -17,6 +17,7 @@ import pytest
 
 from basil.api import create_app
 from basil.app import Actor, Service
+from basil.config import BalanceConfig
 from basil.errors import ConflictError
 from basil.store.tokens import create_token
 from tests.app.conftest import SCENARIOS, ServiceFactory
@@ -178,3 +179,36 @@ def test_one_imbalance_now_in_the_pod_view_the_metrics_and_a_round(modelled: Ser
     assert pod["imbalance"] == pytest.approx(rec["before"]["imbalance"], rel=1e-9)
     line = next(x for x in svc.metrics().splitlines() if x.startswith('basil_pod_imbalance{pod="basil-pod"}'))
     assert float(line.split()[-1]) == pytest.approx(pod["imbalance"], rel=1e-9)
+
+
+def test_a_pod_whose_disks_all_moved_lately_names_its_pinned_disks(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    # Every workload moved to 9diskLUN by hand: the pod is far over its threshold, and each disk is in
+    # the ping-pong window, so no move is eligible. The round must say that is why.
+    lab.reset()
+    lab.set_speed(0)
+    lab.step(2)
+    svc = make_service(lab, pod={"balance": BalanceConfig(latency_threshold_ms=1)})
+    assert svc.run_job("collect")["outcome"] == "succeeded"
+    vms = sorted(v.name for v in svc.inventory("lab").vms.values())
+    manual = svc.create_plan(
+        OPERATOR, pod=POD, moves=[{"disk": disk_of(svc, n), "to": "9diskLUN"} for n in vms]
+    )
+    assert run_stepping(svc, lab, manual["id"])["state"] == "succeeded"
+    lab.step(30)
+    assert svc.run_job("collect")["outcome"] == "succeeded"
+    assert svc.run_job("model")["outcome"] == "succeeded"
+
+    rec = svc.recommend_now(POD, OPERATOR)
+    assert rec["moves"] == []
+    assert rec["after"]["imbalance"] > rec["threshold"]
+    assert rec["stop"] == "no_improving_move"
+    pinned = rec["pinned_blocking"]
+    assert sorted(e["vm_name"] for e in pinned) == vms
+    assert {e["code"] for e in pinned} == {"ping_pong"}
+    assert all(e["datastore_name"] == "9diskLUN" and "ping-pong window" in e["reason"] for e in pinned)
+    assert (
+        f"{len(vms)} disk(s) that would lower it cannot move: {len(vms)} moved within the ping-pong window"
+        in (rec["stop_reason"])
+    )
