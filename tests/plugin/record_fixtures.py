@@ -118,12 +118,15 @@ def main() -> int:
                 current = call("GET", f"/plans/{plan['id']}")
                 if running is None and any(m["state"] == "running" for m in current["moves"]):
                     running = save("plan_running.json", current)
+                    # Computed while the plan moves disks: stale once the plan has moved them.
+                    call("POST", f"/pods/{pod}/recommendations", expect=201)
                 if current["state"] in ("succeeded", "failed", "cancelled"):
                     save("plan_succeeded.json", current)
                     break
                 time.sleep(0.3)
             else:
                 raise SystemExit("the plan did not finish in 300 s")
+            save("recommendation_stale.json", call("GET", f"/pods/{pod}/recommendations"))
             save("pod.json", call("GET", f"/pods/{pod}"))
             save("schedules.json", call("GET", "/schedules"))
             save("jobs.json", call("GET", "/jobs"))
@@ -139,6 +142,16 @@ def main() -> int:
             save("schedules_changed.json", call("PUT", "/schedules/rebalance", window))
             save("schedules_reset.json", call("DELETE", "/schedules/rebalance"))
             save("audit.json", call("GET", "/audit?limit=20"))
+            # An hour of vCenter time later (30 s at speed 120) the plan's prediction is measured.
+            deadline = time.monotonic() + 300
+            while [c["state"] for c in call("GET", f"/pods/{pod}/predictions")][:1] != ["measured"]:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the plan's prediction was not measured in 300 s")
+                time.sleep(2)
+                run_job("collect")
+                run_job("model")
+            save("predictions.json", call("GET", f"/pods/{pod}/predictions"))
+            save("pod.json", call("GET", f"/pods/{pod}"))  # with the measured prediction error
             if running is None:
                 print("note: no poll saw a move running; plan_running.json was not refreshed")
         finally:

@@ -60,7 +60,7 @@ def test_upgrade_is_idempotent_and_downgrade_removes_everything(empty_store_url:
 
 
 def test_history_names_the_revisions_in_order() -> None:
-    assert [rev for rev, _ in history()][:3] == ["0001", "0002", "0003_latency_us"]
+    assert [rev for rev, _ in history()][:4] == ["0001", "0002", "0003_latency_us", "0004"]
 
 
 def test_offline_sql_for_a_dba() -> None:
@@ -129,5 +129,32 @@ def test_sqlite_pragmas(tmp_path: object) -> None:
         with store.engine.connect() as conn:
             assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
             assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+    finally:
+        store.dispose()
+
+
+def test_0004_keeps_recommendations_and_adds_prediction_checks(empty_store_url: str) -> None:
+    store = Store(empty_store_url)
+    try:
+        upgrade(store.engine, "0003_latency_us")
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO recommendations (round_id, pod, vcenter, created_at, reason, vm, vm_name, "
+                    "disk_key, instance, size_bytes, source_datastore, target_datastore, predicted, status) "
+                    "VALUES ('r1', 'pod', 'lab', '2026-11-25 10:00:00+00:00', 'balanceDatastoreIOLoad', "
+                    "'vm-1', 'a', 2000, 'scsi0:0', 1, 'datastore-1', 'datastore-2', '{}', 'open')"
+                )
+            )
+        assert "prediction_checks" not in store.table_names()
+        upgrade(store.engine, "0004")
+        assert "prediction_checks" in store.table_names()
+        with store.engine.connect() as conn:
+            row = conn.execute(text("SELECT round_id, basis, stale_reason FROM recommendations")).one()
+        assert tuple(row) == ("r1", None, None)
+        downgrade(store.engine, "0003_latency_us")
+        assert "prediction_checks" not in store.table_names()
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT round_id FROM recommendations")).scalar_one() == "r1"
     finally:
         store.dispose()

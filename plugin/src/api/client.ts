@@ -17,6 +17,7 @@ import type {
   PodDetail,
   PodHistory,
   PodSummary,
+  PredictionCheck,
   PoolTreeDoc,
   Problem,
   Recommendation,
@@ -177,6 +178,10 @@ export class ApiClient {
       if (err instanceof ApiError && err.status === 404 && err.code !== 'pod_not_found') return null;
       throw err;
     }
+  }
+  /** Each applied plan's prediction against what was measured an hour later, newest first. */
+  predictions(pod: string): Promise<PredictionCheck[]> {
+    return this.get<PredictionCheck[]>(`/pods/${encodeId(pod)}/predictions`);
   }
   recommendNow(pod: string): Promise<Recommendation> {
     return this.post(`/pods/${encodeId(pod)}/recommendations`);

@@ -93,6 +93,8 @@ export interface PodSummary {
   pending_moves: number | Move[];
   last_recommendation: string | null | { id: string | number; created_at: string };
   storage_pod?: string | null;
+  /** The newest applied plan's prediction error, measured an hour later (null until one is). */
+  prediction_error?: PredictionError | null;
 }
 
 export interface PodDetail extends PodSummary {
@@ -225,6 +227,64 @@ export interface Recommendation {
   threshold?: number;
   stop_reason?: string | null;
   notes?: string[];
+  /** False once a move changed the placement it was computed from: it can no longer become a plan. */
+  valid?: boolean;
+  state?: 'current' | 'stale' | 'planned' | 'dismissed' | 'superseded';
+  stale_reason?: string | null;
+  models_changed?: boolean;
+  /** Disks that would lower the imbalance had they been free to move (why the pod stays over its threshold). */
+  pinned_blocking?: PinnedBlocking[];
+  pinned_blocking_total?: number;
+}
+
+export interface PinnedBlocking {
+  vm: string;
+  vm_name?: string;
+  disks: string[];
+  datastore?: string;
+  datastore_name?: string;
+  code: 'ping_pong' | 'excluded_vm' | 'anti_affinity' | string;
+  reason: string;
+  best_target?: string;
+  best_target_name?: string;
+  imbalance_if_moved?: number;
+}
+
+/** An applied plan's prediction error an hour later (vCenter time); fractions, e.g. 0.12 = 12 %. */
+export interface PredictionError {
+  plan?: number;
+  due_at?: string | null;
+  latency_median_abs: number | null;
+  read_latency_median_abs?: number | null;
+  iops_median_abs: number | null;
+  imbalance_abs: number | null;
+  imbalance_rel: number | null;
+}
+
+export interface PredictionFigures {
+  latency_ms: number | null;
+  read_latency_ms?: number | null;
+  iops: number | null;
+}
+
+export interface PredictionCheck {
+  plan: number;
+  pod: string;
+  state: 'waiting' | 'measured' | string;
+  finished_at: string;
+  due_at: string;
+  measured_at?: string | null;
+  moves?: number | null;
+  imbalance: { predicted: number | null; predicted_by_round?: number | null; measured: number | null };
+  error: PredictionError | null;
+  datastores: {
+    datastore: string;
+    name: string;
+    model?: string | null;
+    predicted: PredictionFigures | null;
+    measured: PredictionFigures | null;
+    error: { latency: number | null; read_latency?: number | null; iops: number | null } | null;
+  }[];
 }
 
 export type PlanState = 'proposed' | 'approved' | 'running' | 'succeeded' | 'failed' | 'cancelled';

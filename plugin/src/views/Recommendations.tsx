@@ -3,11 +3,101 @@
 
 import { useState } from 'react';
 import { ApiError } from '../api/client';
-import type { DatastoreSummary, Move, Plan, Recommendation } from '../api/types';
+import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Recommendation } from '../api/types';
 import { BeforeAfterBars } from '../charts/Charts';
 import { compact, dateTime, gb } from '../shape/format';
 import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
+import { imbalanceLine, isStale, pinnedSummary, predictionErrorLine, predictionRows } from '../shape/recommendation';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
+
+/** The disks that keep a pod over its threshold because they may not move, with the reason for each. */
+function PinnedBlock({ rec }: { rec: Recommendation }) {
+  const entries: PinnedBlocking[] = rec.pinned_blocking ?? [];
+  if (entries.length === 0) return null;
+  return (
+    <div data-testid="pinned-blocking">
+      <Alert kind="warning">{pinnedSummary(entries, rec.pinned_blocking_total)}.</Alert>
+      <table className="table table-compact basil-table">
+        <thead>
+          <tr>
+            <th className="left">VM / disks</th>
+            <th className="left">On</th>
+            <th className="left">Why it cannot move</th>
+            <th>Imbalance if moved</th>
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <tr key={`${e.vm}-${e.disks.join(',')}`} data-code={e.code}>
+              <td className="left">
+                <div className="basil-nowrap">{e.vm_name ?? e.vm}</div>
+                <div className="basil-muted basil-nowrap">{e.disks.join(', ')}</div>
+              </td>
+              <td className="left">{e.datastore_name ?? e.datastore}</td>
+              <td className="left">{e.reason}</td>
+              <td>
+                {compact(e.imbalance_if_moved)}
+                {e.best_target_name ? ` (to ${e.best_target_name})` : ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Each applied plan's prediction against what was measured an hour later (vCenter time), newest first. */
+export function PredictionPanel({ pod }: { pod: string }) {
+  const { api } = useApp();
+  const checks = useLoad<PredictionCheck[]>(() => api.predictions(pod), `predictions:${pod}`, 60_000);
+  return (
+    <Section title="Predicted against measured, an hour after each plan" testId="predictions">
+      <LoadGate loaded={checks}>
+        {(list) =>
+          list.length === 0 ? (
+            <p className="basil-muted">No plan has moved disks of {pod} yet.</p>
+          ) : (
+            <>
+              <p data-testid="prediction-error">
+                Plan {list[0].plan}: {list[0].state === 'measured' ? predictionErrorLine(list[0].error) : 'waiting for the hour to pass'};{' '}
+                {imbalanceLine(list[0])}.
+              </p>
+              <table className="table table-compact basil-table" data-testid="prediction-table">
+                <thead>
+                  <tr>
+                    <th className="left">Datastore</th>
+                    <th>Latency predicted</th>
+                    <th>measured</th>
+                    <th>error</th>
+                    <th>IOPS predicted</th>
+                    <th>measured</th>
+                    <th>error</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {predictionRows(list[0]).map((row) => (
+                    <tr key={row.name} data-datastore={row.name}>
+                      <td className="left">
+                        {row.name} <span className="basil-muted">{row.model}</span>
+                      </td>
+                      <td>{row.latency.predicted}</td>
+                      <td>{row.latency.measured}</td>
+                      <td>{row.latency.error}</td>
+                      <td>{row.iops.predicted}</td>
+                      <td>{row.iops.measured}</td>
+                      <td>{row.iops.error}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )
+        }
+      </LoadGate>
+    </Section>
+  );
+}
 
 function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
   const touches = (m: Move) => focus !== null && focus !== undefined && (m.from === focus || m.to === focus);
@@ -232,9 +322,12 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
             !r ? (
               <p className="basil-muted">No recommendation yet for {pod}. Recompute to get one.</p>
             ) : r.moves.length === 0 ? (
-              <p data-testid="balanced">
-                No moves recommended for {pod} at {dateTime(r.created_at)}: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
-              </p>
+              <>
+                <p data-testid="balanced">
+                  No moves recommended for {pod} at {dateTime(r.created_at)}: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
+                </p>
+                <PinnedBlock rec={r} />
+              </>
             ) : (
               <>
                 <p>
@@ -247,10 +340,20 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                     {n}
                   </Alert>
                 ))}
+                {isStale(r) && (
+                  <Alert kind="warning" testId="stale">
+                    Stale: {r.stale_reason ?? 'the placement it was computed from has changed'}. It can no longer become a plan.
+                  </Alert>
+                )}
+                <PinnedBlock rec={r} />
                 <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
                 <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
                 <div className="basil-actions">
-                  {planned[String(r.id)] !== undefined || !hasOpenMoves(r) ? (
+                  {isStale(r) ? (
+                    <span className="basil-muted" data-testid="stale-hint">
+                      Recompute for a recommendation on the current placement.
+                    </span>
+                  ) : planned[String(r.id)] !== undefined || !hasOpenMoves(r) ? (
                     <span className="basil-muted" data-testid="already-planned">
                       {planned[String(r.id)] !== undefined
                         ? `These moves are plan ${String(planned[String(r.id)])}; recompute for a new recommendation.`

@@ -9,7 +9,7 @@ import { compact, dateTime, gb, iops, ms } from '../shape/format';
 import { datastoreFlags, imbalanceStatus, N_NOW_MEANING, nowAgainstLastRun } from '../shape/overview';
 import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
 import { DatastoreTable, ImbalanceBadge } from './PodsOverview';
-import { RecommendationPanel } from './Recommendations';
+import { PredictionPanel, RecommendationPanel } from './Recommendations';
 
 const NO_RUNS = 'No model run in this time range yet: N is recorded each time the model job runs.';
 
@@ -204,6 +204,7 @@ export function PodView({ name }: { name: string }) {
               </Section>
               {focus && <DeviceModelPanel datastoreId={focus} hours={hours} />}
               <RecommendationPanel pod={p.name} datastores={p.datastores} />
+              <PredictionPanel pod={p.name} />
             </>
           );
         }}

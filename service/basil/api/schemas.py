@@ -196,6 +196,7 @@ POD: Schema = {
         "pending_moves": {"type": ["integer", "array", "null"]},
         "recent_moves": array(ref("Move")),
         "last_recommendation": {"type": ["object", "string", "null"]},
+        "prediction_error": {"anyOf": [ref("PredictionError"), {"type": "null"}]},
     },
 }
 
@@ -301,16 +302,114 @@ LOAD_STATE: Schema = {
     },
 }
 
+PINNED_BLOCKING: Schema = {
+    "type": "object",
+    "description": "disks that would lower the pod's imbalance after the round had they been free to move",
+    "required": ["vm", "disks", "code", "reason"],
+    "properties": {
+        "vm": STRING,
+        "vm_name": STRING,
+        "disks": array(STRING),
+        "datastore": STRING,
+        "datastore_name": STRING,
+        "code": {"type": "string", "enum": ["ping_pong", "excluded_vm", "anti_affinity"]},
+        "reason": STRING,
+        "best_target": STRING,
+        "best_target_name": STRING,
+        "imbalance_if_moved": NUMBER,
+    },
+}
+
 RECOMMENDATION: Schema = {
     "type": "object",
-    "required": ["id", "moves"],
+    "required": ["id", "moves", "valid", "state"],
     "properties": {
-        "id": {"type": ["integer", "string"]},
+        "id": {"type": ["integer", "string", "null"]},
         "pod": STRING,
         "created_at": TIME,
         "before": ref("LoadState"),
         "after": ref("LoadState"),
+        "threshold": N_NUMBER,
+        "stop": N_STRING,
+        "stop_reason": N_STRING,
+        "notes": array(STRING),
         "moves": array(ref("Move")),
+        "valid": {
+            "type": "boolean",
+            "description": "false once the placement it was computed from changed: it cannot become a plan",
+        },
+        "state": {
+            "type": "string",
+            "enum": ["current", "stale", "planned", "dismissed", "superseded"],
+            "description": "current: may become a plan; stale: a move changed the placement it was computed "
+            "from (stale_reason says which); otherwise its moves were planned, dismissed or superseded",
+        },
+        "stale_reason": N_STRING,
+        "models_changed": {"type": "boolean", "description": "models were refitted since it was computed"},
+        "pinned_blocking": array(ref("PinnedBlocking")),
+        "pinned_blocking_total": INTEGER,
+    },
+}
+
+PREDICTION_ERROR: Schema = {
+    "type": "object",
+    "description": "latency and iops: median |predicted - measured| / measured over the pod's datastores "
+    "with IO; imbalance_rel: (predicted - measured) / measured",
+    "properties": {
+        "plan": INTEGER,
+        "due_at": N_TIME,
+        "latency_median_abs": N_NUMBER,
+        "read_latency_median_abs": N_NUMBER,
+        "iops_median_abs": N_NUMBER,
+        "imbalance_abs": N_NUMBER,
+        "imbalance_rel": N_NUMBER,
+    },
+}
+
+_FIGURES: Schema = nullable(
+    "object",
+    properties={
+        "latency_ms": {**N_NUMBER, "description": "IOPS-weighted over reads and writes"},
+        "read_latency_ms": N_NUMBER,
+        "iops": N_NUMBER,
+        "read_oio": N_NUMBER,
+        "write_oio": N_NUMBER,
+    },
+)
+
+PREDICTION_CHECK: Schema = {
+    "type": "object",
+    "description": "an applied plan's prediction for its pod, measured an hour later in vCenter's time",
+    "required": ["plan", "pod", "state", "finished_at", "due_at", "imbalance", "datastores"],
+    "properties": {
+        "plan": INTEGER,
+        "pod": STRING,
+        "state": {"type": "string", "enum": ["waiting", "measured"]},
+        "finished_at": {**TIME, "description": "the plan's end, vCenter's time"},
+        "due_at": {**TIME, "description": "the measurement time: an hour after the end, vCenter's time"},
+        "measured_at": N_TIME,
+        "moves": nullable("integer"),
+        "imbalance": {
+            "type": "object",
+            "properties": {"predicted": N_NUMBER, "predicted_by_round": N_NUMBER, "measured": N_NUMBER},
+        },
+        "error": {"anyOf": [ref("PredictionError"), {"type": "null"}]},
+        "datastores": array(
+            {
+                "type": "object",
+                "required": ["datastore", "name", "predicted"],
+                "properties": {
+                    "datastore": STRING,
+                    "name": STRING,
+                    "model": {"type": ["string", "null"], "enum": ["fit", "stand_in", "none", None]},
+                    "predicted": _FIGURES,
+                    "measured": _FIGURES,
+                    "error": nullable(
+                        "object", properties={"latency": N_NUMBER, "read_latency": N_NUMBER, "iops": N_NUMBER}
+                    ),
+                },
+            }
+        ),
     },
 }
 
@@ -676,6 +775,9 @@ COMPONENTS: dict[str, Schema] = {
     "DiskModel": DISK_MODEL,
     "LoadState": LOAD_STATE,
     "Recommendation": RECOMMENDATION,
+    "PinnedBlocking": PINNED_BLOCKING,
+    "PredictionError": PREDICTION_ERROR,
+    "PredictionCheck": PREDICTION_CHECK,
     "Plan": PLAN,
     "PlacementResult": PLACEMENT_RESULT,
     "PoolTree": POOL_TREE,

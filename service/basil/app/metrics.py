@@ -33,6 +33,22 @@ _HELP = {
         "gauge",
         "1 while a job (collect, inventory, tags, model, connect) fails on a vCenter.",
     ),
+    "basil_pod_imbalance": (
+        "gauge",
+        "A pod's imbalance now: sigma/mean of N = sum(L)/P (BASIL eq. 5), as the API's pod view shows it.",
+    ),
+    "basil_pod_imbalance_threshold": ("gauge", "A pod's imbalance threshold."),
+    "basil_prediction_error": (
+        "gauge",
+        "The newest applied plan's prediction error an hour later (vCenter time), by pod and quantity: "
+        "latency, read_latency and iops are the median |predicted - measured| / measured over the pod's "
+        "datastores, "
+        "imbalance is (predicted - measured) / measured.",
+    ),
+    "basil_recommendation_stale": (
+        "gauge",
+        "1 when a pod's latest recommendation is stale (the placement it was computed from changed).",
+    ),
 }
 
 

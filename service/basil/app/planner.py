@@ -259,6 +259,7 @@ class PlanExecutor:
         on_move: Callable[[Move], None] | None = None,
         after_task: Callable[[Move], None] | None = None,
         follow: FollowOptions | None = None,
+        check: Callable[[Plan, Move], str] | None = None,
     ) -> None:
         self.store = store
         self.links = links
@@ -268,6 +269,8 @@ class PlanExecutor:
         # Test hook: called after vCenter finished a move's task and before the store records it.
         self.after_task = after_task
         self.follow = follow  # how tasks are followed (tests shorten the pauses)
+        # Why a move should not start on the live placement and models ("" to go on): basil.app.move_check.
+        self.check = check
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -304,6 +307,8 @@ class PlanExecutor:
                     continue
                 fresh = self._plan(plan_id)
                 why = self._why_not_start(fresh, move, limit)
+                if not why and self.check is not None:
+                    why = self.check(fresh, move)
                 if why:
                     self._skip(move, why)
                     if why.startswith(("the plan is being cancelled", "the window closed")):

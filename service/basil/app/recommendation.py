@@ -15,6 +15,12 @@ otherwise it is new (§6.3). Rules come from the configuration and from tags:
   while no datastore of the pod is observed above it (:mod:`basil.core.latency_gate`), judged on the
   newest host samples collected (each datastore's latency IOPS-weighted over its hosts); the round
   still reports the imbalance, and its stop reason says why nothing moves.
+
+A pod's "imbalance now" is :func:`pod_load` everywhere (the API's pod view, the metrics, the
+apply-time check): the balancer's own N = ΣL/P (BASIL eq. 5) over the datastores not in maintenance.
+When a round ends over the threshold, the pinned units (ping-pong window, excluded VMs) and units
+that anti-affinity keeps from every datastore that would help, and that would lower the imbalance if
+they could move, are listed with their reasons (:func:`pinned_blocking`) and named in the stop reason.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -30,9 +36,11 @@ from typing import Any
 from basil.app.pods import ResolvedPod
 from basil.config import BalanceConfig
 from basil.core.balancer import recommend
+from basil.core.constraints import ANTI_AFFINITY, PlacementState, Unit, build_units
 from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency, latency_gate, without_moves
+from basil.core.normalized_load import imbalance, resolve_models
 from basil.core.params import BalancerParams
-from basil.core.plan import Plan
+from basil.core.plan import STOP_NO_IMPROVING_MOVE, STOP_SEARCH_LIMIT, Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
 from basil.errors import ConflictError, VCenterError
 from basil.store import Store
@@ -174,6 +182,138 @@ def build_snapshot(
     return PodSnapshot(snapshot, balancer_params(balance), tuple(unmodelled), keys, notes)
 
 
+@dataclass(frozen=True)
+class PodLoad:
+    """A pod's load now: per datastore ΣL, P and N = ΣL/P (BASIL eq. 5), and the imbalance σ/μ of N
+    over the datastores that take part (not in maintenance), as the balancer computes them."""
+
+    imbalance: float
+    load_sum_l: Mapping[str, float]
+    normalized_load: Mapping[str, float]
+    performance: Mapping[str, float | None]
+    effective_performance: Mapping[str, float]
+    model: Mapping[str, str]
+    balanced: tuple[str, ...]
+    disk_load: Mapping[str, float]
+
+    def imbalance_after(self, moves: Iterable[tuple[str, str, float]]) -> float:
+        """The imbalance once loads (source, target, ΣL) have moved, on the same models."""
+        sums = dict(self.load_sum_l)
+        for source, target, load in moves:
+            sums[source] = sums.get(source, 0.0) - load
+            sums[target] = sums.get(target, 0.0) + load
+        return imbalance([sums[d] / self.effective_performance[d] for d in self.balanced])
+
+
+def pod_load(ps: PodSnapshot) -> PodLoad:
+    """The pod's imbalance now, from its snapshot: the one figure the API, metrics and checks show."""
+    snap = ps.snapshot
+    models = resolve_models(snap, ps.params)
+    names = [d.name for d in snap.datastores]
+    sums: dict[str, float] = dict.fromkeys(names, 0.0)
+    for d in snap.disks:
+        sums[d.datastore] = sums.get(d.datastore, 0.0) + models.disks[d.id].load
+    eff = {n: models.datastores[n].effective_performance for n in names}
+    loads = {n: sums[n] / eff[n] for n in names}
+    balanced = tuple(d.name for d in snap.datastores if not d.maintenance)
+    return PodLoad(
+        imbalance=imbalance([loads[n] for n in balanced]),
+        load_sum_l=sums,
+        normalized_load=loads,
+        performance={n: models.datastores[n].performance for n in names},
+        effective_performance=eff,
+        model={n: models.datastores[n].source for n in names},
+        balanced=balanced,
+        disk_load={d: m.load for d, m in models.disks.items()},
+    )
+
+
+_PIN_WORDS = {
+    "ping_pong": "moved within the ping-pong window",
+    "excluded_vm": "excluded from balancing",
+    ANTI_AFFINITY: "kept by anti-affinity from every datastore that would help",
+}
+_MAX_LISTED = 50
+
+
+def pinned_blocking(plan: Plan, pod: str, ps: PodSnapshot) -> list[dict[str, Any]]:
+    """Units that would lower the pod's imbalance after the round, had they been free to move: pinned
+    (ping-pong window, excluded VM) or kept by anti-affinity from every datastore where they would
+    help. Empty unless the round ended over the threshold for want of an eligible move."""
+    outcome = plan.pod(pod)
+    if outcome.after.imbalance <= outcome.threshold or outcome.stop not in (
+        STOP_NO_IMPROVING_MOVE,
+        STOP_SEARCH_LIMIT,
+    ):
+        return []
+    snap, params = ps.snapshot, ps.params
+    models = resolve_models(snap, params)
+    units = build_units(snap, models, params)
+    by_disks = {frozenset(u.disks): u for u in units}
+    state = PlacementState(snap, models, params)
+    moved: set[str] = set()
+    for m in plan.moves:
+        moved.update(m.disks)
+        unit = by_disks.get(frozenset(m.disks))
+        if unit is not None:
+            state.apply(unit, m.source, m.target)
+    balanced = [d.name for d in snap.datastores if d.pod == pod and not d.maintenance]
+    n_after = {n: outcome.after.normalized_load.get(n, 0.0) for n in balanced}
+    eff = {n: models.datastores[n].effective_performance for n in balanced}
+    f_now = imbalance(list(n_after.values()))
+
+    def f_with(unit: Unit, target: str) -> float:
+        n = dict(n_after)
+        n[unit.datastore] -= unit.load / eff[unit.datastore]
+        n[target] += unit.load / eff[target]
+        return imbalance(list(n.values()))
+
+    found: list[tuple[float, dict[str, Any]]] = []
+    for unit in units:
+        if unit.datastore not in n_after or moved.intersection(unit.disks) or unit.load <= 0:
+            continue
+        helps = sorted(
+            (f, t) for t in balanced if t != unit.datastore and (f := f_with(unit, t)) < f_now - 1e-9
+        )
+        if not helps:
+            continue
+        code, reason = unit.pinned, unit.pinned_reason
+        if code is None:
+            blocked = [state.violations(unit, t, new_limit=False) for _, t in helps]
+            if not all(any(v.code == ANTI_AFFINITY for v in vs) for vs in blocked):
+                continue
+            code = ANTI_AFFINITY
+            reason = next(str(v) for v in blocked[0] if v.code == ANTI_AFFINITY)
+        if code not in _PIN_WORDS:
+            continue
+        best_f, best_t = helps[0]
+        found.append(
+            (
+                best_f,
+                {
+                    "vm": unit.vm,
+                    "disks": list(unit.disks),
+                    "datastore": unit.datastore,
+                    "code": code,
+                    "reason": reason,
+                    "best_target": best_t,
+                    "imbalance_if_moved": best_f,
+                },
+            )
+        )
+    found.sort(key=lambda x: (x[0], x[1]["vm"]))
+    return [entry for _, entry in found]
+
+
+def _pinned_words(entries: Sequence[Mapping[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e["code"]] = counts.get(e["code"], 0) + len(e["disks"])
+    parts = [f"{n} {_PIN_WORDS[c]}" for c, n in sorted(counts.items())]
+    total = sum(counts.values())
+    return f"{total} disk(s) that would lower it cannot move: " + ", ".join(parts)
+
+
 def pod_latency_gate(pod: ResolvedPod, samples: Iterable[HostDatastoreSample]) -> LatencyGate:
     """The pod's I/O latency gate from the newest host samples of its datastores."""
     mine = [s for s in samples if s.datastore in pod.datastores]
@@ -207,9 +347,17 @@ class Round:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def round_summary(plan: Plan, pod: str, ps: PodSnapshot) -> dict[str, Any]:
+def round_summary(
+    plan: Plan, pod: str, ps: PodSnapshot, inventory: Inventory | None = None
+) -> dict[str, Any]:
     """Before and after of the pod and why the round stopped (kept with every recommendation of it)."""
     outcome = plan.pod(pod)
+    blocking = pinned_blocking(plan, pod, ps)
+    stop_reason = outcome.stop_reason
+    if blocking:
+        stop_reason += f"; {_pinned_words(blocking)} (see pinned_blocking)"
+    names = {ds.moid: ds.name for ds in inventory.datastores.values()} if inventory is not None else {}
+    vm_names = {vm.moid: vm.name for vm in inventory.vms.values()} if inventory is not None else {}
     return {
         "before": {
             "imbalance": outcome.before.imbalance,
@@ -221,7 +369,7 @@ def round_summary(plan: Plan, pod: str, ps: PodSnapshot) -> dict[str, Any]:
         },
         "threshold": outcome.threshold,
         "stop": outcome.stop,
-        "stop_reason": outcome.stop_reason,
+        "stop_reason": readable(stop_reason, inventory) if inventory is not None else stop_reason,
         "notes": [*plan.notes, *ps.notes]
         + (
             [f"{len(ps.unmodelled_disks)} disks have no workload model yet (L = 0)"]
@@ -239,6 +387,17 @@ def round_summary(plan: Plan, pod: str, ps: PodSnapshot) -> dict[str, Any]:
         "pinned": [
             {"vm": p.vm, "disks": list(p.disks), "code": p.code, "reason": p.reason} for p in plan.pinned
         ],
+        "pinned_blocking": [
+            {
+                **e,
+                "vm_name": vm_names.get(e["vm"], e["vm"]),
+                "datastore_name": names.get(e["datastore"], e["datastore"]),
+                "best_target_name": names.get(e["best_target"], e["best_target"]),
+                "reason": readable(e["reason"], inventory) if inventory is not None else e["reason"],
+            }
+            for e in blocking[:_MAX_LISTED]
+        ],
+        "pinned_blocking_total": len(blocking),
     }
 
 
@@ -258,6 +417,7 @@ def run_round(
     now: datetime | None = None,
     *,
     host_samples: Iterable[HostDatastoreSample] | None = None,
+    basis: dict[str, Any] | None = None,
 ) -> Round:
     """Recommend for one pod and save the round (its previous open recommendations become superseded).
 
@@ -272,7 +432,7 @@ def run_round(
     if latency is not None and not latency.open:
         names = {ds.moid: ds.name for ds in inventory.datastores.values()}
         plan = without_moves(plan, pod.name, latency.reason(names))
-    summary = round_summary(plan, pod.name, ps)
+    summary = round_summary(plan, pod.name, ps, inventory)
     if latency is not None:
         summary["latency"] = {
             "threshold_ms": latency.threshold_ms,
@@ -314,7 +474,7 @@ def run_round(
                 )
             )
     with store.session() as session:
-        saved = save_round(session, pod.name, specs, at)
+        saved = save_round(session, pod.name, specs, at, basis)
     round_id = saved[0].round_id if saved else None
     log.info("pod %s: %d moves recommended (%s)", pod.name, len(plan.moves), summary["stop_reason"])
     return Round(pod.name, pod.vcenter, round_id, at, plan, ps, tuple(r.id for r in saved), summary)

@@ -32,6 +32,7 @@ from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
 from basil.app.metrics import Metrics
 from basil.app.modelling import device_inputs, run_modelling
+from basil.app.move_check import MoveCheck
 from basil.app.planner import (
     Budget,
     PlanExecutor,
@@ -42,9 +43,11 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, overlapping_pods, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
+from basil.app.prediction import check_predictions, record_prediction, vcenter_now
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
+from basil.app.validity import ensure_valid, round_basis, stale_after_move
 from basil.app.vcenters import VCenterLink, connection_params
 from basil.app.view_cache import (
     CONFIG,
@@ -77,6 +80,7 @@ from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
 from basil.store.overrides import Override, delete_override, get_override, put_override
+from basil.store.recommendations import round_recommendations
 from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef, latest_sample_time, newest_sample_times, roll_up
 from basil.vcenter.connection import ConnectionParams
@@ -117,7 +121,12 @@ class Service:
         self.stopping = threading.Event()
         self.srp = SrpController(store, config.srp)
         self.executor = PlanExecutor(
-            store, self.links, clock=clock, stopping=self.stopping, on_move=self._move_ended
+            store,
+            self.links,
+            clock=clock,
+            stopping=self.stopping,
+            on_move=self._move_ended,
+            check=MoveCheck(self),
         )
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()
@@ -334,6 +343,10 @@ class Service:
 
     def _move_ended(self, move: plan_store.Move) -> None:
         self.counters.inc("basil_moves_total", outcome=move.state)
+        try:
+            stale_after_move(self, move)
+        except BasilError as err:  # the live check (basil.app.validity) still finds the move
+            log.warning("move %d: recommendations not marked stale: %s", move.id, err.message)
 
     # --- jobs -------------------------------------------------------------------------------
 
@@ -605,6 +618,7 @@ class Service:
         with self._lock:
             self.pod_states.update(states)
         out["pods"] = states
+        out["predictions"] = check_predictions(self)  # the models of an hour after each plan are these
         if problems and not fitted:
             raise BasilError("; ".join(problems))
         if not fitted:
@@ -684,13 +698,19 @@ class Service:
             if plan_id is None and pod.config.mode == "automatic":
                 r = self._recommend(pod)
                 if r.round_id is not None:
-                    plan = create_plan_from_round(
-                        self.store,
-                        r.round_id,
-                        SYSTEM,
-                        on_move_failure=pod.config.balance.on_move_failure,
-                        source="window",
-                    )
+                    try:
+                        with self.store.read_session() as session:
+                            ensure_valid(self, pod, round_recommendations(session, r.round_id))
+                        plan = create_plan_from_round(
+                            self.store,
+                            r.round_id,
+                            SYSTEM,
+                            on_move_failure=pod.config.balance.on_move_failure,
+                            source="window",
+                        )
+                    except ConflictError as err:  # a stale round (a plan moving the pod's disks)
+                        out["pods"][pod.name] = f"nothing to apply: {err.message}"
+                        continue
                     with self.store.session() as session:
                         plan_store.approve_plan(session, plan.id, SYSTEM.name, now=self.clock())
                     plan_id = plan.id
@@ -719,10 +739,20 @@ class Service:
             self._executing.add(plan_id)
         try:
             with self._plan_slots:
-                return self.executor.run(plan_id, deadline=deadline, budget=budget)
+                started = vcenter_now(self, self._plan_vcenter(plan_id))
+                ended = self.executor.run(plan_id, deadline=deadline, budget=budget)
         finally:
             with self._lock:
                 self._executing.discard(plan_id)
+        try:
+            record_prediction(self, ended, started)  # checked against the measurements an hour later
+        except BasilError as err:
+            log.warning("plan %d: no prediction recorded: %s", plan_id, err.message)
+        return ended
+
+    def _plan_vcenter(self, plan_id: int) -> str:
+        with self.store.read_session() as session:
+            return plan_store.get_plan(session, plan_id).vcenter
 
     def _resume_stalled(self) -> list[int]:
         """Plans recorded running that nothing in this process applies (their resumption failed, say
@@ -814,6 +844,8 @@ class Service:
 
                     recs = [r for r in open_recommendations(session) if r.round_id == round_id]
                 pod_name = recs[0].pod if recs else ""
+                if recs:
+                    ensure_valid(self, self.resolved_pod(pod_name), recs)
                 failure = next(
                     (p.balance.on_move_failure for p in self.config.pods if p.name == pod_name), "continue"
                 )
@@ -875,7 +907,18 @@ class Service:
         with self._lock:
             hosts = list(self.latest_hosts.get(pod.vcenter, {}).values())
         inventory = self.inventory(pod.vcenter, refresh=False)
-        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts)
+        with self.store.read_session() as session:
+            running = [
+                p.id for p in plan_store.list_plans(session, pod=pod.name, states=["running"], limit=10)
+            ]
+        basis = round_basis(
+            ps,
+            pod,
+            running_plans=running,
+            datastore_models=self.datastore_models(pod.vcenter),
+            disk_models=self.disk_models(pod.vcenter),
+        )
+        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis)
         with self._lock:
             self.rounds[pod.name] = r
         self.generations.bump(ROUNDS)
@@ -1125,6 +1168,10 @@ class Service:
 
     def latest_recommendation(self, pod: str) -> dict[str, Any] | None:
         return views.latest_recommendation(self, pod)
+
+    def predictions(self, pod: str) -> list[dict[str, Any]]:
+        """Each applied plan's prediction for the pod against what was measured an hour later."""
+        return views.predictions(self, pod)
 
     def plans(self, state: str | None = None, pod: str | None = None) -> list[dict[str, Any]]:
         return views.plans(self, state, pod)

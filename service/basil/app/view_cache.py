@@ -26,6 +26,7 @@ from basil.store.models import (
     DiskModelRow,
     PlanMoveRow,
     PlanRow,
+    PredictionCheckRow,
     RecommendationRow,
     SrpPoolTreeRow,
 )
@@ -36,6 +37,7 @@ T = TypeVar("T")
 FITS = (DiskModelRow.__tablename__, DatastoreModelRow.__tablename__)  # workload and device models
 PLANS = (PlanRow.__tablename__, PlanMoveRow.__tablename__)
 RECOMMENDATIONS = (RecommendationRow.__tablename__,)
+PREDICTIONS = (PredictionCheckRow.__tablename__,)
 SRP_POOLS = (SrpPoolTreeRow.__tablename__,)
 
 #: The service's in-memory state that read models depend on (the store's tables are counted by the store).

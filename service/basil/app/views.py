@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
-from basil.app.recommendation import Round
-from basil.app.view_cache import CONFIG, FITS, PLANS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
-from basil.core.normalized_load import imbalance, resolve_models
+from basil.app.prediction import latest_measured
+from basil.app.recommendation import Round, pod_load
+from basil.app.validity import round_validity
+from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.errors import BasilError, NotFoundError
 from basil.store import job_runs as runs
 from basil.store import plans as plan_store
@@ -26,6 +27,7 @@ from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
 from basil.store.fits import DiskModel, disk_model_history
 from basil.store.overrides import Override
+from basil.store.predictions import PredictionCheck, pod_checks
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
 from basil.store.samples import DiskRef, device_points
 from basil.store.srp_pools import PoolTree as StoredPoolTree
@@ -57,19 +59,14 @@ def pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
 
 
 def _pod_state(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
-    ps = svc.pod_snapshot(pod)
-    models = resolve_models(ps.snapshot, ps.params)
-    sums: dict[str, float] = dict.fromkeys(pod.datastores, 0.0)
-    for d in ps.snapshot.disks:
-        sums[d.datastore] = sums.get(d.datastore, 0.0) + models.disks[d.id].load
-    loads = {ds: sums[ds] / models.datastores[ds].effective_performance for ds in pod.datastores}
-    balanced = [loads[d.name] for d in ps.snapshot.datastores if not d.maintenance]
+    # The one "imbalance now" (basil.app.recommendation.pod_load): the balancer's N and σ/μ.
+    load = pod_load(svc.pod_snapshot(pod))
     return {
-        "imbalance": imbalance(balanced),
-        "load_sum_L": sums,
-        "normalized_load": loads,
-        "P": {ds: models.datastores[ds].performance for ds in pod.datastores},
-        "model": {ds: models.datastores[ds].source for ds in pod.datastores},
+        "imbalance": load.imbalance,
+        "load_sum_L": dict(load.load_sum_l),
+        "normalized_load": dict(load.normalized_load),
+        "P": dict(load.performance),
+        "model": dict(load.model),
     }
 
 
@@ -146,7 +143,7 @@ def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
 
 def _pod_basis(svc: Service, pod: ResolvedPod) -> Basis:
     """What a pod's view is built from: inventory, models, plans, recommendations, samples, rounds."""
-    return svc.basis([pod.vcenter], FITS + PLANS + RECOMMENDATIONS, (SAMPLES, ROUNDS, CONFIG))
+    return svc.basis([pod.vcenter], FITS + PLANS + RECOMMENDATIONS + PREDICTIONS, (SAMPLES, ROUNDS, CONFIG))
 
 
 def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
@@ -175,7 +172,79 @@ def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
         "missing": list(pod.missing),
         "pending_moves": len(_pending_moves(svc, pod.name)),
         "last_recommendation": _round_of(svc, pod.name),
+        "prediction_error": _prediction_summary(svc, pod.name),
     }
+
+
+def _vc_time(ts: int | None) -> str | None:
+    return iso(datetime.fromtimestamp(ts, UTC)) if ts is not None else None
+
+
+_FIGURES = ("latency_ms", "read_latency_ms", "iops", "read_oio", "write_oio")
+_ERRORS = (
+    "latency_median_abs",
+    "read_latency_median_abs",
+    "iops_median_abs",
+    "imbalance_abs",
+    "imbalance_rel",
+)
+
+
+def prediction_dict(svc: Service, check: PredictionCheck) -> dict[str, Any]:
+    """An applied plan's prediction, what was measured an hour later (vCenter time) and the error."""
+    vcenter = check.vcenter
+    measured = check.measured or {}
+    error = check.error or {}
+    datastores = []
+    for ds, p in check.predicted.get("datastores", {}).items():
+        m = (measured.get("datastores") or {}).get(ds) or {}
+        e = (error.get("datastores") or {}).get(ds) or {}
+        datastores.append(
+            {
+                "datastore": svc.ids.object_id(vcenter, ds),
+                "name": p.get("name", ds),
+                "model": p.get("model"),
+                "predicted": {k: p.get(k) for k in _FIGURES},
+                "measured": None if check.measured is None else {k: m.get(k) for k in _FIGURES},
+                "error": None
+                if check.error is None
+                else {k: e.get(k) for k in ("latency", "read_latency", "iops")},
+            }
+        )
+    return {
+        "plan": check.plan_id,
+        "pod": check.pod,
+        "state": "measured" if check.measured is not None else "waiting",
+        "finished_at": _vc_time(check.finished_ts),
+        "due_at": _vc_time(check.due_ts),
+        "measured_at": iso(check.measured_at),
+        "moves": check.predicted.get("moves"),
+        "imbalance": {
+            "predicted": check.predicted.get("imbalance"),
+            "predicted_by_round": check.predicted.get("imbalance_round"),
+            "measured": measured.get("imbalance"),
+        },
+        "error": None if check.error is None else {k: error.get(k) for k in _ERRORS},
+        "datastores": datastores,
+    }
+
+
+def _prediction_summary(svc: Service, pod_name: str) -> dict[str, Any] | None:
+    check = latest_measured(svc, pod_name)
+    if check is None or check.error is None:
+        return None
+    return {
+        "plan": check.plan_id,
+        "due_at": _vc_time(check.due_ts),
+        **{k: check.error.get(k) for k in _ERRORS},
+    }
+
+
+def predictions(svc: Service, pod_name: str, limit: int = 50) -> list[dict[str, Any]]:
+    svc.resolved_pod(pod_name, refresh=False)  # 404 for an unknown pod
+    with svc.store.read_session() as session:
+        found = pod_checks(session, pod_name, limit=limit)
+    return [prediction_dict(svc, c) for c in found]
 
 
 def pods(svc: Service) -> list[dict[str, Any]]:
@@ -500,6 +569,40 @@ def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
     }
 
 
+def _validity(svc: Service, pod_name: str, recs: list[Recommendation]) -> dict[str, Any]:
+    """Whether the round may still be planned (basil.app.validity); a round without moves is valid."""
+    if not recs:
+        return {"valid": True, "state": "current", "stale_reason": None, "models_changed": False}
+    closed = next((x for x in recs if x.status != "open"), None)
+    if closed is not None:  # planned, dismissed or superseded: not offered, but not stale either
+        return {"valid": False, "state": closed.status, "stale_reason": None, "models_changed": False}
+    try:
+        validity = round_validity(svc, svc.resolved_pod(pod_name, refresh=False), recs).to_dict()
+        return {**validity, "state": "current" if validity["valid"] else "stale"}
+    except BasilError as err:
+        return {"valid": False, "state": "stale", "stale_reason": err.message, "models_changed": False}
+
+
+def _round_extras(
+    svc: Service, pod_name: str, summary: Mapping[str, Any], recs: list[Recommendation]
+) -> dict[str, Any]:
+    validity = _validity(svc, pod_name, recs)
+    vcenter = recs[0].spec.vcenter if recs else None
+
+    def disk(ident: str) -> str:
+        vm, _, instance = ident.partition(":")
+        return svc.ids.disk_id(vcenter, vm, instance) if vcenter else ident
+
+    blocking = [
+        {**e, "disks": [disk(d) for d in e.get("disks", [])]} for e in summary.get("pinned_blocking", [])
+    ]
+    return {
+        **validity,
+        "pinned_blocking": blocking,
+        "pinned_blocking_total": summary.get("pinned_blocking_total", len(blocking)),
+    }
+
+
 def round_dict(svc: Service, r: Round) -> dict[str, Any]:
     with svc.store.read_session() as session:
         recs = [get_recommendation(session, i) for i in r.recommendation_ids]
@@ -509,6 +612,7 @@ def round_dict(svc: Service, r: Round) -> dict[str, Any]:
         "created_at": iso(r.created_at),
         **{k: r.summary[k] for k in ("before", "after", "threshold", "stop", "stop_reason", "notes")},
         "moves": [recommendation_move(svc, x) for x in recs],
+        **_round_extras(svc, r.pod, r.summary, recs),
     }
 
 
@@ -535,6 +639,7 @@ def latest_recommendation(svc: Service, pod_name: str) -> dict[str, Any] | None:
         "stop_reason": summary.get("stop_reason"),
         "notes": summary.get("notes", []),
         "moves": [recommendation_move(svc, x) for x in mine],
+        **_round_extras(svc, pod_name, summary, mine),
     }
 
 
@@ -930,4 +1035,33 @@ def metrics_text(svc: Service) -> str:
         for n, link in svc.links.items()
         for p in link.problem_list()
     ]
+    gauges += _pod_gauges(svc)
     return svc.counters.render(gauges)
+
+
+def _pod_gauges(svc: Service) -> list[tuple[str, Mapping[str, str], float]]:
+    """Each pod's imbalance now (the pod view's figure), its threshold, and whether its latest
+    recommendation is stale."""
+    out: list[tuple[str, Mapping[str, str], float]] = []
+    for resolved in svc.resolved_pods(refresh=False):
+        view = _pod_view(svc, resolved)
+        labels = {"pod": resolved.name}
+        if view["imbalance"] is not None:
+            out.append(("basil_pod_imbalance", labels, float(view["imbalance"])))
+        out.append(("basil_pod_imbalance_threshold", labels, float(view["threshold"])))
+        latest = latest_recommendation(svc, resolved.name)
+        if latest is not None:
+            out.append(("basil_recommendation_stale", labels, 0.0 if latest["valid"] else 1.0))
+        error = view.get("prediction_error")
+        if error is not None:
+            for quantity, key in (
+                ("latency", "latency_median_abs"),
+                ("read_latency", "read_latency_median_abs"),
+                ("iops", "iops_median_abs"),
+                ("imbalance", "imbalance_rel"),
+            ):
+                if error.get(key) is not None:
+                    out.append(
+                        ("basil_prediction_error", {**labels, "quantity": quantity}, float(error[key]))
+                    )
+    return out

@@ -322,6 +322,10 @@ class RecommendationRow(Base):
     predicted: Mapped[dict[str, Any]]
     status: Mapped[str] = mapped_column(String(16))
     plan_id: Mapped[int | None] = mapped_column(ForeignKey("plans.id", ondelete="SET NULL"))
+    # What the round was computed from (placement digest, models, plans then running): see
+    # basil.app.validity. Set when a move changed that placement; a stale move is never planned.
+    basis: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    stale_reason: Mapped[str | None] = mapped_column(Text)
 
 
 class PlanRow(Base):
@@ -396,6 +400,27 @@ class PlanMoveRow(Base):
 
 
 # --- SRP -------------------------------------------------------------------------------------------
+
+
+class PredictionCheckRow(Base):
+    """What an applied plan predicted for its pod, and what was measured an hour later in vCenter time.
+
+    ``due_ts`` is vCenter's time (seconds since the epoch, as sample timestamps) at which the
+    measurement is taken: the plan's end plus the delay. ``measured`` stays null until then.
+    """
+
+    __tablename__ = "prediction_checks"
+    __table_args__ = (Index("ix_prediction_checks_pod", "pod", "due_ts"),)
+
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True)
+    pod: Mapped[str] = mapped_column(String(64))
+    vcenter: Mapped[str] = mapped_column(String(64))
+    finished_ts: Mapped[int] = mapped_column(BigInteger)
+    due_ts: Mapped[int] = mapped_column(BigInteger)
+    predicted: Mapped[dict[str, Any]]
+    measured: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    measured_at: Mapped[datetime | None]
 
 
 class SrpPoolTreeRow(Base):

@@ -1,7 +1,9 @@
 """Recommendations: the moves a balancing round proposes for a pod, with reason codes and predicted effect.
 
 Each round replaces the pod's open recommendations (they become ``superseded``); a recommendation
-taken into a plan becomes ``planned``, one the administrator rejects ``dismissed``.
+taken into a plan becomes ``planned``, one the administrator rejects ``dismissed``. A round keeps
+the ``basis`` it was computed from (placement, models, plans then running); once a move changes that
+placement its open recommendations get a ``stale_reason`` and can no longer be planned.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from basil.errors import ConflictError, NotFoundError
-from basil.store.models import RecommendationRow
+from basil.store.models import PlanMoveRow, RecommendationRow
 
 # Storage DRS's reason codes, which administrators know, plus Basil's own where they have none.
 REASONS = ("balanceDatastoreIOLoad", "balanceDatastoreSpaceUsage", "datastoreMaint", "initialPlacement")
@@ -45,6 +47,8 @@ class Recommendation:
     status: str
     plan_id: int | None
     spec: RecommendationSpec
+    basis: dict[str, Any] | None = None
+    stale_reason: str | None = None
 
 
 def _rec(row: RecommendationRow) -> Recommendation:
@@ -52,11 +56,18 @@ def _rec(row: RecommendationRow) -> Recommendation:
         row.vcenter, row.vm, row.disk_key, row.source_datastore, row.target_datastore, row.size_bytes,
         row.reason, row.vm_name, row.instance, row.predicted,
     )  # fmt: skip
-    return Recommendation(row.id, row.round_id, row.pod, row.created_at, row.status, row.plan_id, spec)
+    return Recommendation(
+        row.id, row.round_id, row.pod, row.created_at, row.status, row.plan_id, spec, row.basis,
+        row.stale_reason,
+    )  # fmt: skip
 
 
 def save_round(
-    session: Session, pod: str, specs: Sequence[RecommendationSpec], now: datetime | None = None
+    session: Session,
+    pod: str,
+    specs: Sequence[RecommendationSpec],
+    now: datetime | None = None,
+    basis: dict[str, Any] | None = None,
 ) -> list[Recommendation]:
     """Record one balancing round for *pod*: its previous open recommendations become superseded."""
     at = now or datetime.now(UTC)
@@ -71,7 +82,7 @@ def save_round(
             round_id=round_id, pod=pod, vcenter=s.vcenter, created_at=at, reason=s.reason, vm=s.vm,
             vm_name=s.vm_name, disk_key=s.disk_key, instance=s.instance, size_bytes=s.size_bytes,
             source_datastore=s.source_datastore, target_datastore=s.target_datastore, predicted=s.predicted,
-            status="open",
+            status="open", basis=basis,
         )
         for s in specs
     ]  # fmt: skip
@@ -85,6 +96,50 @@ def open_recommendations(session: Session, pod: str | None = None) -> list[Recom
     if pod is not None:
         query = query.where(RecommendationRow.pod == pod)
     return [_rec(r) for r in session.execute(query).scalars()]
+
+
+def round_recommendations(session: Session, round_id: str) -> list[Recommendation]:
+    """Every recommendation of one round, whatever its status, in id order."""
+    query = (
+        select(RecommendationRow).where(RecommendationRow.round_id == round_id).order_by(RecommendationRow.id)
+    )
+    return [_rec(r) for r in session.execute(query).scalars()]
+
+
+def mark_stale(session: Session, pod: str, reason: str, computed_before: datetime) -> int:
+    """Give the pod's open recommendations computed before *computed_before* a stale reason (the
+    first one kept); returns how many became stale."""
+    result = session.execute(
+        update(RecommendationRow)
+        .where(
+            RecommendationRow.pod == pod,
+            RecommendationRow.status == "open",
+            RecommendationRow.stale_reason.is_(None),
+            RecommendationRow.created_at <= computed_before,
+        )
+        .values(stale_reason=reason)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def moves_finished_since(
+    session: Session, vcenter: str, datastores: Sequence[str], since: datetime
+) -> list[tuple[int, int, datetime]]:
+    """Moves that succeeded after *since* from or to one of *datastores*: (plan id, how many, the last
+    one's end) per plan, the plan whose last move ended last at the end."""
+    members = list(datastores)
+    rows = session.execute(
+        select(PlanMoveRow.plan_id, func.count(), func.max(PlanMoveRow.finished_at))
+        .where(
+            PlanMoveRow.vcenter == vcenter,
+            PlanMoveRow.state == "succeeded",
+            PlanMoveRow.finished_at > since,
+            or_(PlanMoveRow.source_datastore.in_(members), PlanMoveRow.target_datastore.in_(members)),
+        )
+        .group_by(PlanMoveRow.plan_id)
+    ).all()
+    found = [(int(plan), int(n), last) for plan, n, last in rows if last is not None]
+    return sorted(found, key=lambda x: (x[2], x[0]))
 
 
 def get_recommendation(session: Session, rec_id: int) -> Recommendation:
@@ -106,6 +161,9 @@ def _set_status(session: Session, ids: Sequence[int], status: str, plan_id: int 
     closed = [r.id for r in rows if r.status != "open"]
     if closed:
         raise ConflictError(f"recommendations {closed} are no longer open")
+    stale = next((r for r in rows if r.stale_reason), None)
+    if stale is not None and status == "planned":
+        raise ConflictError(f"recommendation {stale.round_id} is stale: {stale.stale_reason}")
     for row in rows:
         row.status = status
         row.plan_id = plan_id

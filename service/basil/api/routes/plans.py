@@ -38,6 +38,16 @@ def latest_recommendation(pod: str) -> Any:
 
 
 @operation(
+    bp, "GET", "/pods/{pod}/predictions", summary="Predicted against measured", role="viewer",
+    response=s.array(s.ref("PredictionCheck")), errors=(404,),
+)  # fmt: skip
+def predictions(pod: str) -> Any:
+    """Each applied plan's predicted datastore latency and IOPS and pod imbalance, what was measured an hour
+    later in vCenter's time, and the error; newest first."""
+    return current_service().predictions(pod)
+
+
+@operation(
     bp, "POST", "/pods/{pod}/recommendations", summary="Compute a recommendation now", role="operator",
     response=s.ref("Recommendation"), status=201, errors=(404, 409, 502),
     action="recommendation.create", target="pod {pod}",

@@ -1,0 +1,95 @@
+"""The apply-time check of a recommended move: does it still help, on the live placement and models?
+
+A plan is applied minutes or hours after its recommendation was computed; meanwhile other moves,
+refitted models and changed workloads may have made a move pointless or harmful. Before each move
+of a plan made from a recommendation, the executor asks :class:`MoveCheck`; a move that no longer
+lowers the pod's imbalance ("imbalance now", :func:`basil.app.recommendation.pod_load`), or whose
+pod is already at or below its threshold, is skipped with the reason (skipped, not failed).
+
+The unit that moves is judged whole: the plan's pending moves of the same VM from the same source to
+the same target (the disks a recommendation moves together). Once one disk of such a unit has moved,
+the rest follow without a check, so a VM's disks are not left split. Moves given by hand are the
+administrator's decision and are not checked; where the disk is now is the executor's check.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from basil.app.recommendation import PodLoad, PodSnapshot, disk_key, pod_load
+from basil.errors import BasilError
+from basil.store.plans import Move, Plan
+
+if TYPE_CHECKING:
+    from basil.app.service import Service
+
+NO_LONGER_HELPS = "no longer helps"
+NO_LONGER_NEEDED = "no longer needed"
+
+
+def _unit(plan: Plan, move: Move) -> tuple[list[Move], bool]:
+    """The plan's moves of *move*'s unit still pending, and whether part of the unit has moved already."""
+    same = [
+        m
+        for m in plan.moves
+        if m.vm == move.vm
+        and m.source_datastore == move.source_datastore
+        and m.target_datastore == move.target_datastore
+    ]
+    started = any(m.state in ("running", "succeeded") for m in same if m.id != move.id)
+    return [m for m in same if m.state == "pending" or m.id == move.id], started
+
+
+def why_skip(ps: PodSnapshot, plan: Plan, move: Move, names: dict[str, str] | None = None) -> str:
+    """Why the recommended *move* should not start on the live snapshot *ps* ("" when it should)."""
+    unit, started = _unit(plan, move)
+    if started:
+        return ""
+    where = {d.id: d.datastore for d in ps.snapshot.disks}
+    if where.get(disk_key(move.vm, move.instance)) != move.source_datastore:
+        return ""  # not where the plan expects it: the executor says where it is
+    live: PodLoad = pod_load(ps)
+    if move.source_datastore not in live.balanced or move.target_datastore not in live.balanced:
+        return ""  # maintenance on either side: the actuator's pre-checks decide
+    nm = names or {}
+    src = nm.get(move.source_datastore, move.source_datastore)
+    dst = nm.get(move.target_datastore, move.target_datastore)
+    threshold = ps.params.imbalance_threshold
+    if live.imbalance <= threshold:
+        return (
+            f"{NO_LONGER_NEEDED}: the pod's imbalance is {live.imbalance:.3f} now, at or below its "
+            f"threshold {threshold:g} (live placement and models)"
+        )
+    ids = [
+        disk_key(m.vm, m.instance)
+        for m in unit
+        if where.get(disk_key(m.vm, m.instance)) == m.source_datastore
+    ]
+    load = sum(live.disk_load.get(i, 0.0) for i in ids)
+    after = live.imbalance_after([(move.source_datastore, move.target_datastore, load)])
+    if after >= live.imbalance - 1e-9:
+        return (
+            f"{NO_LONGER_HELPS}: the pod's imbalance is {live.imbalance:.3f} now and would be {after:.3f} "
+            f"after moving {len(ids)} disk(s) of {move.vm_name or move.vm} from {src} to {dst} "
+            "(live placement and models)"
+        )
+    return ""
+
+
+class MoveCheck:
+    """The executor's hook: ``check(plan, move)`` answers why not to start the move, or ""."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+
+    def __call__(self, plan: Plan, move: Move) -> str:
+        if move.recommendation_id is None:
+            return ""
+        try:
+            pod = self.svc.resolved_pod(plan.pod, refresh=False)
+            ps = self.svc.pod_snapshot(pod)
+            inventory = self.svc.inventory(pod.vcenter, refresh=False)
+        except BasilError:
+            return ""  # no live view to judge by: the executor's own checks apply
+        names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+        return why_skip(ps, plan, move, names)
