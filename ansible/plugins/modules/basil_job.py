@@ -17,7 +17,7 @@ description:
   - Running a job is an action, so the module reports C(changed=true) whenever it starts one.
   - A job already running is not started twice; the module then follows that run (C(changed=false)).
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   job:
     description:

@@ -13,10 +13,10 @@ short_description: Rank a pod's datastores for a new virtual disk
 version_added: "0.1.0"
 description:
   - Asks Basil where a new disk with the given size and expected workload should go (BASIL's initial
-    placement): the pod's datastores ranked by the normalized load the disk would give them, and the
-    ones left out with the reason. Nothing is created or moved.
+    placement). Basil ranks the pod's datastores by the normalized load the disk would give them, and
+    lists the ones left out with the reason. Nothing is created or moved.
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   pod:
     description:

@@ -18,7 +18,7 @@ description:
     plan is not planned twice, so O(state=applied) on a finished plan changes nothing.
   - With O(wait=true) it follows a running plan until it ends and returns each move's outcome.
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   pod:
     description:

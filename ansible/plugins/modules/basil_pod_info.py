@@ -16,7 +16,7 @@ description:
     datastores' normalized loads, its threshold, and per datastore the normalized load N, the device
     model's P, latency and IOPS.
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   pod:
     description:

@@ -20,7 +20,7 @@ description:
   - A tree that already matches is left alone (C(changed=false)); a different one is replaced with the
     version read, so a concurrent change makes the module fail instead of overwriting it.
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   name:
     description:

@@ -18,7 +18,7 @@ description:
     store, where they win over the configuration file, also after a restart.
   - O(state=reset) forgets them, so the configuration file's window applies again.
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   state:
     description:

@@ -18,7 +18,7 @@ description:
   - A recommendation is advice stored in Basil; nothing moves until a plan is applied
     (M(basil.vsphere.basil_plan)). The module therefore always reports C(changed=false).
 author:
-  - Basil contributors
+  - Basil contributors (@basil-project)
 options:
   pod:
     description:
