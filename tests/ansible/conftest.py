@@ -86,7 +86,7 @@ def ansible_env() -> Iterator[AnsibleEnv]:
         workdir = Path(tmp)
         serve = start_service(
             lab, workdir,
-            schedules={"collect_s": 1800, "model_s": 1800, "recommend_s": 3600, "srp_s": 5},
+            schedules={"recommend_s": 3600, "srp_s": 5},
         )  # fmt: skip
         try:
             stage(workdir / "collections")

@@ -11,15 +11,19 @@ checked against the lab's ground truth (/lab/placement, /lab/truth), not against
 from __future__ import annotations
 
 import json
+import ssl
 import statistics
+import subprocess
+import sys
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.e2e.conftest import wait_for
 
-from .conftest import AnsibleEnv
+from .conftest import BIN, AnsibleEnv
 
 pytestmark = pytest.mark.lab
 
@@ -52,6 +56,35 @@ def _settled(env: AnsibleEnv) -> None:
     )
 
 
+def test_modules_target_of_ansible_test_integration(ansible_env: AnsibleEnv) -> None:
+    """The collection's own integration target (tests/integration/targets/basil_modules): errors that
+    name the field, check mode, idempotence, TLS verified, through ``ansible-test integration``."""
+    env = ansible_env
+    collection = env.workdir / "collections" / "ansible_collections" / "basil" / "vsphere"
+    config = {
+        "basil_url": env.serve.base,
+        "basil_token": env.serve.token,
+        "basil_ca_path": str(env.serve.cert),
+        "basil_system_ca_path": ssl.get_default_verify_paths().openssl_cafile,
+    }
+    (collection / "tests" / "integration" / "integration_config.yml").write_text(
+        yaml.safe_dump(config), encoding="utf-8"
+    )
+    home = env.workdir / "ansible-test-home"
+    home.mkdir(exist_ok=True)
+    result = subprocess.run(
+        [str(BIN / "ansible-test"), "integration", "basil_modules", "--local", "--python",
+         f"{sys.version_info.major}.{sys.version_info.minor}", "--color", "no", "--allow-unsupported"],
+        cwd=collection, env={**env.env, "HOME": str(home)}, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "failed=0" in output, output
+    assert env.serve.get("/api/v1/pools") == []
+    assert env.serve.get("/api/v1/schedules")["rebalance"]["changed"] is None
+
+
 def test_pools_as_code_reach_the_disks_io_settings(ansible_env: AnsibleEnv) -> None:
     env = ansible_env
     before = env.disk_settings("oltp-1"), env.disk_settings("exchange-1")
@@ -75,7 +108,7 @@ def test_pools_as_code_reach_the_disks_io_settings(ansible_env: AnsibleEnv) -> N
             return reserved, capped
         return None
 
-    reserved, capped = wait_for("the pool tree's settings on the lab's disks", applied, timeout_s=240)
+    reserved, capped = wait_for("the pool tree's settings on the lab's disks", applied, timeout_s=180)
     sioc = next(d for d in env.lab.control("GET", "/lab/placement")["datastores"] if d["name"] == "6diskLUN")
     assert sioc["sioc_enabled"]
 
@@ -109,6 +142,7 @@ def test_nightly_rebalance_moves_disks_where_the_plans_said(ansible_env: Ansible
     [dry_report] = json.loads(report_file.read_text(encoding="utf-8"))
     assert dry_report["move_count"] == 0  # nothing applied ...
     assert dry_report["rounds"][0]["move_count"] > 0  # ... though the round had moves to apply
+    assert dry_report["rounds"][0]["gate_passed"] is True
 
     run = env.playbook(
         "nightly_rebalance", extra={**REFRESH, "basil_rebalance_report_file": str(report_file)}
