@@ -5,7 +5,9 @@ checked against the lab's ground truth (/lab/placement, /lab/truth), not against
   run changes nothing;
 - nightly rebalance: check mode moves nothing; the run moves the disks where the plans said and the
   lab's device utilisation is more even afterwards; a second run changes nothing;
-- placement before a new disk: Basil's choice is one of the pod's datastores.
+- placement before a new disk: Basil's choice is one of the pod's datastores;
+- the collection's own target (tests/integration/targets/basil_modules) through ``ansible-test
+  integration``: errors that name the field, check mode, idempotence, TLS verified by default.
 """
 
 from __future__ import annotations

@@ -549,7 +549,8 @@ function Stop-BasilPlan {
     Stop-BasilPlan -Id 7
 
     .EXAMPLE
-    Get-BasilPod gold | Get-BasilRecommendation | New-BasilPlan -WhatIf
+    $plan = New-BasilPlan -Pod gold | Start-BasilPlan -Confirm:$false
+    $plan | Stop-BasilPlan -Confirm:$false | Wait-BasilPlan
 
     .OUTPUTS
     Basil.Plan
