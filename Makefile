@@ -8,7 +8,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck pytest venv clean bench bench-store postgres lab lab-check bench-lab bench-api
-.PHONY: plugin plugin-test chromium
+.PHONY: plugin plugin-test chromium ansible-test
 
 $(STAMP): setup.py pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP) lab plugin
 	$(VENV)/bin/pytest
 
-test: lint typecheck lab-check plugin-test pytest
+test: lint typecheck lab-check plugin-test ansible-test pytest
 
 # The lab vCenter (Go, on govmomi's simulator): build/basil-lab.
 LAB_SOURCES := $(shell find lab -name '*.go' -o -name go.mod -o -name go.sum)
@@ -105,6 +105,14 @@ chromium:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
+
+# The Ansible collection (ansible/): `ansible-test sanity` and `ansible-test units` on a copy staged as
+# ansible_collections/basil/vsphere in a temporary tree, then `ansible-galaxy collection build` and an
+# install of the tarball. ansible-test's own virtual environments (requirements from PyPI) are cached in
+# build/ansible-test-home. The collection's integration tests (the playbooks against `basil serve` on the
+# lab) and the PowerShell module's checks are pytest tests: tests/ansible, tests/powershell.
+ansible-test: $(STAMP)
+	$(PY) tests/ansible/run_ansible_test.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache plugin/dist plugin/node_modules

@@ -42,6 +42,11 @@ setup(
             "requests>=2.31,<3",
             # The plugin's end-to-end tests drive Debian's chromium (never a downloaded browser).
             "playwright>=1.50,<2",
+            # The Ansible collection (ansible/): ansible-test, ansible-galaxy and ansible-playbook.
+            "ansible-core>=2.19,<2.20",
+            # The PowerShell module's checks parse it with tree-sitter's PowerShell grammar.
+            "tree-sitter>=0.25,<0.27",
+            "tree-sitter-powershell>=0.26,<0.27",
         ],
         "dev": [
             "ruff>=0.6",
