@@ -73,7 +73,12 @@ def test_protected_operations_declare_security_and_their_errors(document: dict[s
 
 
 # POSTs that answer a question and change nothing: viewers may ask them.
-READ_ONLY_POSTS = {"/api/v1/pools/validate", "/api/v1/whatif", "/api/v1/capacity"}
+READ_ONLY_POSTS = {
+    "/api/v1/pools/validate",
+    "/api/v1/whatif",
+    "/api/v1/capacity",
+    "/api/v1/datastores/{id}/whatif",
+}
 
 
 def test_writes_need_operator_or_admin(document: dict[str, Any]) -> None:

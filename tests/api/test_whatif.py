@@ -96,3 +96,49 @@ def test_capacity_bad_input_names_the_field(api_env: ApiEnv, question: dict[str,
 
 def test_questions_need_authentication(api_env: ApiEnv) -> None:
     assert api_env.post("/api/v1/whatif", role=None, json=WHATIF).status_code == 401
+
+
+def a_disk_and_another_datastore(api_env: ApiEnv) -> tuple[str, str, str]:
+    """(disk id, its datastore's id, another datastore's id) among the lab's collected disks."""
+    svc = api_env.service
+    inv = svc.inventory("lab", refresh=False)
+    sampled = svc.newest_disk_samples("lab")
+    for vm in inv.vms.values():
+        for disk in vm.disks:
+            if (vm.moid, disk.instance) in sampled:
+                other = next(ds for ds in inv.datastores if ds != disk.datastore)
+                return (
+                    svc.ids.disk_id("lab", vm.moid, disk.instance),
+                    svc.ids.object_id("lab", disk.datastore),
+                    svc.ids.object_id("lab", other),
+                )
+    raise AssertionError("no disk with a sample after collection")
+
+
+def test_datastore_whatif_reads_the_newest_samples(api_env: ApiEnv, document: dict[str, Any]) -> None:
+    api_env.run_jobs("collect")
+    disk, source, target = a_disk_and_another_datastore(api_env)
+    before = audit_count(api_env)
+    resp = api_env.post(f"/api/v1/datastores/{target}/whatif", role="viewer", json={"disks": [disk]})
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    schema = document["paths"]["/api/v1/datastores/{id}/whatif"]["post"]["responses"]["200"]
+    validator = OAS31Validator(
+        {**schema["content"]["application/json"]["schema"], "components": document["components"]}
+    )
+    assert [e.message for e in validator.iter_errors(body)] == []
+    assert body["moved"] == [disk]
+    moved = next(w for w in body["workloads"] if w["name"] == disk)
+    inputs = next(i for i in body["inputs"] if i["name"] == disk)
+    assert moved["group"].startswith("from ")
+    assert moved["read_latency_ms"] >= inputs["read_latency_ms"]
+    others = [w for w in body["workloads"] if w["name"] != disk]
+    assert all(w["group"].startswith("on ") for w in others)
+    assert audit_count(api_env) == before
+    # The disk's own datastore is no place to move it to; an unknown datastore is a 404.
+    resp = api_env.post(f"/api/v1/datastores/{source}/whatif", role="viewer", json={"disks": [disk]})
+    assert resp.status_code == 400
+    assert [p["field"] for p in resp.get_json()["problems"]] == ["disks[0]"]
+    assert (
+        api_env.post("/api/v1/datastores/lab:datastore-0/whatif", json={"disks": [disk]}).status_code == 404
+    )

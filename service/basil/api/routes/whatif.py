@@ -9,11 +9,14 @@ from typing import Any
 from flask import Blueprint
 
 from basil.api import schemas as s
+from basil.api.context import current_service
 from basil.api.operations import json_body, operation
+from basil.app.service import Service
+from basil.app.whatif import datastore_whatif
 from basil.core.consolidation import whatif_from_mapping
 from basil.core.shaping import DEFAULT_EXTRA_CAPACITY, DEFAULT_REL_TOL, CapacityParams, plan_capacity
 from basil.core.trace import FORMATS, read_trace
-from basil.errors import raise_if_problems
+from basil.errors import BasilError, raise_if_problems
 
 bp = Blueprint("whatif", __name__)
 
@@ -192,3 +195,44 @@ def capacity() -> Any:
     raise_if_problems(params.problems(), "capacity question")
     trace = read_trace(io.StringIO(body["trace"]), body.get("format"))
     return {**plan_capacity(trace.arrivals, params).to_dict(), "trace": trace.summary()}
+
+
+MOVE_QUESTION: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["disks"],
+    "properties": {
+        "disks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "description": "ids of the disks to move there (vm:controller:unit)",
+        }
+    },
+}
+
+MOVE_ANSWER: dict[str, Any] = {
+    **WHATIF_ANSWER,
+    "required": [*WHATIF_ANSWER["required"], "datastore", "moved", "max_conn_source"],
+    "properties": {
+        **WHATIF_ANSWER["properties"],
+        "datastore": s.STRING,
+        "datastore_name": s.STRING,
+        "moved": s.array(s.STRING),
+        "max_conn_source": s.STRING,
+    },
+}
+
+
+@operation(
+    bp, "POST", "/datastores/{id}/whatif", summary="Predict disks moved to a datastore", role="viewer",
+    body=MOVE_QUESTION, response=MOVE_ANSWER, errors=(400, 404),
+)  # fmt: skip
+def datastore_move_whatif(id: str) -> Any:
+    """Every disk on the datastore and the moved ones, predicted from their newest samples where they
+    run now; ``max_conn`` is the datastore's queue depth. Nothing changes."""
+    svc = current_service()
+    if not isinstance(svc, Service):  # the what-if reads the service's newest samples and inventory
+        raise BasilError("the what-if needs the full service")
+    return datastore_whatif(svc, id, list(json_body()["disks"]))
