@@ -61,6 +61,11 @@ bench-store: $(STAMP)
 bench-capacity: $(STAMP)
 	$(PY) benchmarks/bench_capacity.py
 
+# The consolidation what-if (Casale et al.) against the lab's physics: pairs of workload types.
+.PHONY: bench-whatif
+bench-whatif: $(STAMP) lab
+	$(PY) benchmarks/bench_whatif.py
+
 # Debian's PostgreSQL server, for the store's tests on PostgreSQL (they start their own throw-away
 # cluster from /usr/lib/postgresql/*/bin). Idempotent and quiet; needs root (or sudo) to install.
 postgres:
