@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from basil.core import shaping
 from basil.core.shaping import (
     TIME_TOLERANCE_S,
     CapacityParams,
@@ -237,3 +238,15 @@ def test_bad_questions_name_the_field(fraction: float, bound_ms: float, field: s
 def test_bad_traces_are_refused(arrivals: np.ndarray, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         capacity_for_fraction(arrivals, 0.9, 0.01)
+
+
+@pytest.mark.parametrize("fraction", [0.9, 0.99, 1.0])
+def test_capacity_search_aimed_by_a_sample_still_brackets_on_the_whole_trace(
+    monkeypatch: pytest.MonkeyPatch, fraction: float
+) -> None:
+    monkeypatch.setattr(shaping, "_SAMPLE_BLOCK", 512)  # 30,000 requests count as a long trace
+    arrivals = onoff_pareto_arrivals(30_000, seed=17)
+    found = capacity_for_fraction(arrivals, fraction, 0.01, rel_tol=1e-3)
+    need = required_count(fraction, arrivals.size)
+    assert rtt_admitted(arrivals, found.capacity, 0.01) >= need
+    assert rtt_admitted(arrivals, found.capacity * (1 - 1e-3), 0.01) < need

@@ -95,7 +95,13 @@ def capacity(
     loaded = [load_trace(path, fmt) for path in traces]
     reports = [plan_capacity(t.arrivals, params) for t in loaded]
     multi = (
-        multi_client_capacity([t.arrivals for t in loaded], fraction, params.bound_s, rel_tol)
+        multi_client_capacity(
+            [t.arrivals for t in loaded],
+            fraction,
+            params.bound_s,
+            rel_tol,
+            known=[(r.capacity_iops, r.capacity_full_iops) for r in reports],
+        )
         if len(loaded) > 1
         else None
     )
