@@ -67,6 +67,16 @@ bench: $(STAMP)
 bench-store: $(STAMP)
 	$(PY) benchmarks/bench_store.py
 
+# Capacity for a latency target (RTT/Miser): Table 4.1's shape, 10 million requests' time and memory.
+.PHONY: bench-capacity
+bench-capacity: $(STAMP)
+	$(PY) benchmarks/bench_capacity.py
+
+# The consolidation what-if (Casale et al.) against the lab's physics: pairs of workload types.
+.PHONY: bench-whatif
+bench-whatif: $(STAMP) lab
+	$(PY) benchmarks/bench_whatif.py
+
 # Debian's PostgreSQL server, for the store's tests on PostgreSQL (they start their own throw-away
 # cluster from /usr/lib/postgresql/*/bin). Idempotent and quiet; needs root (or sudo) to install.
 postgres:

@@ -33,18 +33,34 @@ def main(verbose: int) -> None:
       basil recommend --snapshot FILE      Storage vMotions that balance a pod's IO load
       basil place --snapshot FILE ...      rank datastores for a new virtual disk
       basil srp compute --pools ...        Storage Resource Pool reservations, limits, shares
+      basil capacity --trace FILE ...      IO/s for a fraction of a trace's IOs within a bound
+      basil whatif --input FILE            disks' IOPS and latency if consolidated on a datastore
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 # Each area's commands live in a module of their own and are registered here, once `main` exists.
+from basil.cli.capacity import capacity  # noqa: E402
 from basil.cli.config import config_group  # noqa: E402
 from basil.cli.db import db_group, token_group  # noqa: E402
 from basil.cli.recommend import model, place, recommend  # noqa: E402
 from basil.cli.serve import serve  # noqa: E402
 from basil.cli.srp import srp  # noqa: E402
 from basil.cli.vcenter import vcenter  # noqa: E402
+from basil.cli.whatif import whatif  # noqa: E402
 
-for _command in (recommend, place, model, srp, vcenter, config_group, db_group, token_group, serve):
+for _command in (
+    recommend,
+    place,
+    model,
+    srp,
+    vcenter,
+    config_group,
+    db_group,
+    token_group,
+    serve,
+    capacity,
+    whatif,
+):
     main.add_command(_command)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from basil.api.routes import admin, inventory, plans, pools, schedules, system
+from basil.api.routes import admin, inventory, plans, pools, schedules, system, whatif
 
 #: Served under /api/v1.
 API_BLUEPRINTS: tuple[Blueprint, ...] = (
@@ -14,6 +14,7 @@ API_BLUEPRINTS: tuple[Blueprint, ...] = (
     pools.bp,
     schedules.bp,
     admin.bp,
+    whatif.bp,
 )
 #: Served at the root: /metrics for scrapers that do not know the API's prefix.
 ROOT_BLUEPRINT: Blueprint = system.root_bp

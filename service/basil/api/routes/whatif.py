@@ -1,0 +1,238 @@
+"""What-if answers that change nothing: consolidation on a datastore (Casale et al.) and the
+capacity a trace needs for a latency target (Lu). Viewers may ask; nothing is stored."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from flask import Blueprint
+
+from basil.api import schemas as s
+from basil.api.context import current_service
+from basil.api.operations import json_body, operation
+from basil.app.service import Service
+from basil.app.whatif import datastore_whatif
+from basil.core.consolidation import whatif_from_mapping
+from basil.core.shaping import DEFAULT_EXTRA_CAPACITY, DEFAULT_REL_TOL, CapacityParams, plan_capacity
+from basil.core.trace import FORMATS, read_trace
+from basil.errors import BasilError, raise_if_problems
+
+bp = Blueprint("whatif", __name__)
+
+_NON_NEGATIVE = {"type": "number", "minimum": 0}
+
+WHATIF_DOCUMENT: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["disks"],
+    "properties": {
+        "datastore": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "name": s.STRING,
+                "queue_depth": {"type": "number", "exclusiveMinimum": 0, "description": "max_conn"},
+                "max_write_conn": {"type": "number", "exclusiveMinimum": 0},
+            },
+        },
+        "disks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 10000,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "read_iops", "write_iops", "read_latency_ms", "write_latency_ms"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "read_iops": _NON_NEGATIVE,
+                    "write_iops": _NON_NEGATIVE,
+                    "read_latency_ms": _NON_NEGATIVE,
+                    "write_latency_ms": _NON_NEGATIVE,
+                    "read_oio": s.nullable("number", minimum=0),
+                    "write_oio": s.nullable("number", minimum=0),
+                    "group": {"type": "string", "maxLength": 200},
+                    "alone": s.BOOLEAN,
+                },
+            },
+        },
+    },
+}
+
+_PREDICTED_DISK = {
+    "type": "object",
+    "required": [
+        "name",
+        "read_iops",
+        "write_iops",
+        "iops",
+        "read_latency_ms",
+        "write_latency_ms",
+        "confidence",
+    ],
+    "properties": {
+        "name": s.STRING,
+        "group": s.STRING,
+        "read_iops": s.NUMBER,
+        "write_iops": s.NUMBER,
+        "iops": s.NUMBER,
+        "read_latency_ms": s.NUMBER,
+        "write_latency_ms": s.NUMBER,
+        "confidence": s.STRING,
+    },
+}
+
+WHATIF_ANSWER: dict[str, Any] = {
+    "type": "object",
+    "required": ["read_mix", "write_mix", "read_iops", "write_iops", "workloads", "inputs"],
+    "properties": {
+        "read_mix": s.NUMBER,
+        "write_mix": s.NUMBER,
+        "read_iops": s.NUMBER,
+        "write_iops": s.NUMBER,
+        "overhead_factor": s.NUMBER,
+        "max_conn": s.NUMBER,
+        "write_share": s.NUMBER,
+        "workloads": s.array(_PREDICTED_DISK),
+        "inputs": s.array({"type": "object"}),
+    },
+}
+
+CAPACITY_QUESTION: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["trace", "fraction", "bound_ms"],
+    "properties": {
+        "trace": {
+            "type": "string",
+            "minLength": 1,
+            "description": "SPC lines (ASU,LBA,size,opcode,timestamp) or CSV (timestamp[,size[,op]])",
+        },
+        "format": {"type": "string", "enum": list(FORMATS)},
+        "fraction": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "bound_ms": {"type": "number", "exclusiveMinimum": 0},
+        "extra_capacity": {"type": "number", "minimum": 0},
+        "rel_tol": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.4},
+    },
+}
+
+_SUMMARY = {
+    "type": "object",
+    "properties": dict.fromkeys(("within_bound", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"), s.NUMBER)
+    | {"count": s.INTEGER},
+}
+
+CAPACITY_ANSWER: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "fraction",
+        "bound_ms",
+        "requests",
+        "capacity_iops",
+        "capacity_full_iops",
+        "overflow_fraction",
+        "miser",
+        "curve",
+    ],
+    "properties": {
+        "fraction": s.NUMBER,
+        "bound_ms": s.NUMBER,
+        "requests": s.INTEGER,
+        "duration_s": s.NUMBER,
+        "mean_iops": s.N_NUMBER,
+        "capacity_iops": s.NUMBER,
+        "capacity_full_iops": s.NUMBER,
+        "primary_requests": s.INTEGER,
+        "overflow_fraction": s.NUMBER,
+        "rel_tol": s.NUMBER,
+        "miser": {
+            "type": "object",
+            "properties": {
+                "extra_capacity": s.NUMBER,
+                "capacity_iops": s.NUMBER,
+                "primary": _SUMMARY,
+                "overflow": _SUMMARY,
+            },
+        },
+        "fcfs": _SUMMARY,
+        "curve": s.array(
+            {
+                "type": "object",
+                "required": ["fraction", "capacity_iops"],
+                "properties": {"fraction": s.NUMBER, "capacity_iops": s.NUMBER},
+            }
+        ),
+        "trace": {"type": "object"},
+    },
+}
+
+
+@operation(
+    bp, "POST", "/whatif", summary="Predict disks consolidated on one datastore", role="viewer",
+    body=WHATIF_DOCUMENT, response=WHATIF_ANSWER, errors=(400,),
+)  # fmt: skip
+def whatif() -> Any:
+    """Per disk predicted IOPS and read/write latency, and the datastore's mix (Casale et al., eq. 1–6,
+    generalised to n disks in groups measured together); the inputs are shown. Nothing changes."""
+    return whatif_from_mapping(json_body()).to_dict()
+
+
+@operation(
+    bp, "POST", "/capacity", summary="Capacity for a fraction of a trace's IOs within a bound", role="viewer",
+    body=CAPACITY_QUESTION, response=CAPACITY_ANSWER, errors=(400, 413),
+)  # fmt: skip
+def capacity() -> Any:
+    """RTT, the capacity search and Miser (Lu) on the trace sent: the capacity for the fraction, for
+    100 %, the overflow and its response times under Miser, a curve of capacity against fraction."""
+    body = json_body()
+    params = CapacityParams(
+        fraction=float(body["fraction"]),
+        bound_ms=float(body["bound_ms"]),
+        extra_capacity=float(body.get("extra_capacity", DEFAULT_EXTRA_CAPACITY)),
+        rel_tol=float(body.get("rel_tol", DEFAULT_REL_TOL)),
+    )
+    raise_if_problems(params.problems(), "capacity question")
+    trace = read_trace(io.StringIO(body["trace"]), body.get("format"))
+    return {**plan_capacity(trace.arrivals, params).to_dict(), "trace": trace.summary()}
+
+
+MOVE_QUESTION: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["disks"],
+    "properties": {
+        "disks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 1000,
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "description": "ids of the disks to move there (vm:controller:unit)",
+        }
+    },
+}
+
+MOVE_ANSWER: dict[str, Any] = {
+    **WHATIF_ANSWER,
+    "required": [*WHATIF_ANSWER["required"], "datastore", "moved", "max_conn_source"],
+    "properties": {
+        **WHATIF_ANSWER["properties"],
+        "datastore": s.STRING,
+        "datastore_name": s.STRING,
+        "moved": s.array(s.STRING),
+        "max_conn_source": s.STRING,
+    },
+}
+
+
+@operation(
+    bp, "POST", "/datastores/{id}/whatif", summary="Predict disks moved to a datastore", role="viewer",
+    body=MOVE_QUESTION, response=MOVE_ANSWER, errors=(400, 404),
+)  # fmt: skip
+def datastore_move_whatif(id: str) -> Any:
+    """Every disk on the datastore and the moved ones, predicted from their newest samples where they
+    run now; ``max_conn`` is the datastore's queue depth. Nothing changes."""
+    svc = current_service()
+    if not isinstance(svc, Service):  # the what-if reads the service's newest samples and inventory
+        raise BasilError("the what-if needs the full service")
+    return datastore_whatif(svc, id, list(json_body()["disks"]))
