@@ -147,6 +147,32 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     return units
 
 
+class Budget:
+    """Moves and GB left in this round, over all pods (None: unlimited)."""
+
+    def __init__(self, moves: int | None, gb: float | None) -> None:
+        self.moves = moves
+        self.gb = gb
+
+    def allows(self, unit: Unit) -> bool:
+        return (self.moves is None or self.moves >= 1) and (self.gb is None or unit.size_gb <= self.gb + 1e-9)
+
+    def allows_pair(self, first: Unit, second: Unit) -> bool:
+        """Whether both units may still move (a swap)."""
+        size = first.size_gb + second.size_gb
+        return (self.moves is None or self.moves >= 2) and (self.gb is None or size <= self.gb + 1e-9)
+
+    def spend(self, unit: Unit) -> None:
+        if self.moves is not None:
+            self.moves -= 1
+        if self.gb is not None:
+            self.gb -= unit.size_gb
+
+    @property
+    def out_of_moves(self) -> bool:
+        return self.moves is not None and self.moves <= 0
+
+
 class PlacementState:
     """Free space and VMs per datastore as moves are planned, and the hard-constraint checks on them."""
 
