@@ -122,16 +122,17 @@ class PredictiveState:
     """Latency and IOPS of a pod's datastores as units move; every update is O(1).
 
     ``A``, ``B``, ``O`` are per datastore (see the module docstring); a unit brings its own sums.
+    Plain lists, for fast scalar updates; :meth:`latencies` and :meth:`arrays` give numpy views.
     """
 
     def __init__(self, intercepts: Array, slopes: Array) -> None:
         d = len(intercepts)
-        self.a = intercepts
-        self.s = slopes
-        self.A = np.zeros(d, dtype=np.float64)
-        self.B = np.zeros(d, dtype=np.float64)
-        self.O = np.zeros(d, dtype=np.float64)
-        self.count = np.zeros(d, dtype=np.int64)
+        self.a: list[float] = [float(v) for v in intercepts]
+        self.s: list[float] = [float(v) for v in slopes]
+        self.A: list[float] = [0.0] * d
+        self.B: list[float] = [0.0] * d
+        self.O: list[float] = [0.0] * d
+        self.count: list[int] = [0] * d
 
     def add(self, j: int, a: float, b: float, o: float, disks: int) -> None:
         self.A[j] += a
@@ -140,27 +141,34 @@ class PredictiveState:
         self.count[j] += disks
 
     def latency(self, j: int) -> float:
-        return latency_of(
-            float(self.a[j]), float(self.s[j]), float(self.A[j]), float(self.B[j]), float(self.O[j])
-        )
+        return latency_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+
+    def iops(self, j: int) -> float:
+        return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+
+    def arrays(self) -> tuple[Array, Array, Array, Array]:
+        """Latency, slope, O and B per datastore, as arrays."""
+        a = np.array(self.a, dtype=np.float64)
+        s = np.array(self.s, dtype=np.float64)
+        big_a = np.array(self.A, dtype=np.float64)
+        big_b = np.array(self.B, dtype=np.float64)
+        o = np.array(self.O, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(o > 0, big_a - big_b / np.where(o > 0, o, 1.0), 0.0)
+        latency: Array = a + s * np.maximum(x, 0.0)
+        return latency, s, o, big_b
 
     def latencies(self) -> Array:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(self.O > 0, self.A - self.B / np.where(self.O > 0, self.O, 1.0), 0.0)
-        result: Array = self.a + self.s * np.maximum(x, 0.0)
-        return result
-
-    def iops(self) -> Array:
-        result: Array = 1000.0 * self.O / self.latencies()
-        return result
+        return self.arrays()[0]
 
     def total_iops(self) -> float:
-        return float(self.iops().sum())
+        latency, _, o, _ = self.arrays()
+        return float((1000.0 * o / latency).sum())
 
     def weighted_latency(self) -> float:
         """The pod's IOPS-weighted mean latency, ms (Little: Σo / ΣIOPS, in ms)."""
         total = self.total_iops()
-        return 1000.0 * float(self.O.sum()) / total if total > 0 else 0.0
+        return 1000.0 * sum(self.O) / total if total > 0 else 0.0
 
 
 def latency_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:

@@ -63,7 +63,6 @@ from basil.core.predictive import (
     PredictiveState,
     allowed_latency,
     device_lines,
-    iops_of,
     latency_of,
     unit_sums,
 )
@@ -84,6 +83,8 @@ _EXACT_UNITS = 48  # throughput: every unit of a source with at most this many i
 _THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step
 _SWAP_PAIRS = 6  # pairs tried for swaps
 _SWAP_UNITS = 32  # units per side tried for swaps
+_BATCH_PER = 50  # pods of more than _FULL_PAIRS datastores: up to d / _BATCH_PER moves per step
+_BATCH_RATIO = 0.5  # a further move of a step must gain at least this share of its best move's gain
 
 
 @dataclass(slots=True)
@@ -147,6 +148,12 @@ class BestMoveSearch:
         self.uo: list[float] = []
         self._load_units(units)
         self.movable = self._movable_pools()
+        self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
+        self.runners_up: list[tuple[float, int, int, float, float]] = []
+        self.key_min: Array = np.full(d, np.inf)
+        self.key_max: Array = np.full(d, -np.inf)
+        for j in range(d):
+            self._bounds(j)
         self.N: Array = self.S / self.P
         self._resum()
         self.f = self._exact_f()
@@ -157,6 +164,7 @@ class BestMoveSearch:
         self.cap = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(d)]
         self.unit_cap = [fair[self.src[u]] for u in range(len(self.units))]
         self.iops_now = self.pred.total_iops()
+        self.total_oio = sum(self.pred.O)
         self.before = self._pod_state()
         self.iops_before = self.iops_now
         self.latency_before = self.pred.weighted_latency()
@@ -263,14 +271,41 @@ class BestMoveSearch:
             )
             return []
         self.budget_blocked = False
+        self.runners_up = []
         choice = self._best_move()
         if choice is not None:
-            return [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
+            moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
+            if self.runners_up:
+                moves += self._batch(choice.gain, {choice.x, choice.y}, first_number + 1)
+            return moves
         swap = self._best_swap()
         if swap is not None:
             return self._apply_swap(swap, first_number)
         self._finish_without_move()
         return []
+
+    def _batch(self, first_gain: float, used: set[int], number: int) -> list[Move]:
+        """In a large pod, more moves from the same step's pair order: each on datastores no move of
+        this step touched, re-evaluated exactly in the current state, and taken only while it gains
+        at least ``_BATCH_RATIO`` of the step's best move (so the order stays close to best-first)."""
+        moves: list[Move] = []
+        floor = _BATCH_RATIO * first_gain
+        for bound, x, y, ideal, high in self.runners_up:
+            if len(moves) >= self.batch_size or bound < floor:
+                break
+            if x in used or y in used or not self.movable[x]:
+                continue
+            if self.f <= self.params.imbalance_threshold or self.budget.out_of_moves:
+                break
+            best: _Choice | None = None
+            for uid in self._neighbours(x, y, ideal, high, 1):
+                g = self._n_gain(x, y, self.units[uid].load)
+                if g is not None and g >= floor and self._better(g, uid, best):
+                    best = _Choice(g, uid, x, y)
+            if best is not None:
+                moves.append(self._apply(best.unit, x, y, number=number + len(moves)))
+                used |= {x, y}
+        return moves
 
     def _min_gain(self) -> float:
         if self.throughput:
@@ -337,16 +372,14 @@ class BestMoveSearch:
         side would exceed its fairness cap."""
         p = self.pred
         da, db, do = sums
-        ax, bx, ox = float(p.A[x]) - da, float(p.B[x]) - db, float(p.O[x]) - do
-        ay, by, oy = float(p.A[y]) + da, float(p.B[y]) + db, float(p.O[y]) + do
-        a_x, s_x, a_y, s_y = float(p.a[x]), float(p.s[x]), float(p.a[y]), float(p.s[y])
+        ax, bx, ox = p.A[x] - da, p.B[x] - db, p.O[x] - do
+        ay, by, oy = p.A[y] + da, p.B[y] + db, p.O[y] + do
+        a_x, s_x, a_y, s_y = p.a[x], p.s[x], p.a[y], p.s[y]
         lx = latency_of(a_x, s_x, ax, bx, ox)
         ly = latency_of(a_y, s_y, ay, by, oy)
         if (ox > 0 and lx > cap_x + 1e-9) or (oy > 0 and ly > cap_y + 1e-9):
             return None
-        before = iops_of(a_x, s_x, float(p.A[x]), float(p.B[x]), float(p.O[x])) + iops_of(
-            a_y, s_y, float(p.A[y]), float(p.B[y]), float(p.O[y])
-        )
+        before = p.iops(x) + p.iops(y)
         after = (1000.0 * ox / lx if ox > 0 else 0.0) + (1000.0 * oy / ly if oy > 0 else 0.0)
         return after - before
 
@@ -372,17 +405,22 @@ class BestMoveSearch:
 
     def _sources_targets(self, score: Array, low_is_target: bool) -> tuple[list[int], list[int]]:
         """Every datastore as source and target in small pods; in large ones the likeliest few."""
-        has_units = [i for i in range(self.d) if self.movable[i]]
+        has = self.key_max > -np.inf
         if self.d <= _FULL_PAIRS:
-            return has_units, list(range(self.d))
-        with_units = np.array(has_units, dtype=np.int64)
-        order_n = with_units[np.argsort(-self.N[with_units], kind="stable")[:_SOURCES]]
-        by_score = score[with_units]
-        order_s = with_units[np.argsort(-by_score if low_is_target else by_score, kind="stable")[:_SOURCES]]
-        sources = sorted(set(order_n.tolist()) | set(order_s.tolist()))
-        t_n = np.argpartition(self.N, _TARGETS)[:_TARGETS] if self.d > _TARGETS else np.arange(self.d)
-        t_s = np.argpartition(score if low_is_target else -score, _TARGETS)[:_TARGETS]
-        targets = sorted(set(t_n.tolist()) | set(t_s.tolist()))
+            return np.flatnonzero(has).tolist(), list(range(self.d))
+        count = int(np.count_nonzero(has))
+        if count == 0:
+            return [], []
+        k = min(_SOURCES, count)
+        by_n = np.where(has, self.N, -np.inf)
+        by_s = np.where(has, -score if low_is_target else score, -np.inf)
+        picked = np.concatenate((np.argpartition(-by_n, k - 1)[:k], np.argpartition(-by_s, k - 1)[:k]))
+        sources = np.unique(picked[has[picked]]).tolist()
+        j = min(_TARGETS, self.d - 1)
+        t_score = score if low_is_target else -score
+        targets = np.unique(
+            np.concatenate((np.argpartition(self.N, j)[: j + 1], np.argpartition(t_score, j)[: j + 1]))
+        ).tolist()
         return sources, targets
 
     def _neighbours(self, x: int, y: int, ideal: float, high: float, per_side: int) -> list[int]:
@@ -450,8 +488,8 @@ class BestMoveSearch:
             return None
         xs = np.array(sources, dtype=np.int64)[:, None]
         ys = np.array(targets, dtype=np.int64)[None, :]
-        lmin = np.array([self.movable[x][0][0] for x in sources], dtype=np.float64)[:, None]
-        lmax = np.array([self.movable[x][-1][0] for x in sources], dtype=np.float64)[:, None]
+        lmin = self.key_min[xs]
+        lmax = self.key_max[xs]
         nx, px = self.N[xs], self.P[xs]
         ny, py = self.N[ys], self.P[ys]
         alpha = 2.0 * (ny / py - nx / px)
@@ -497,6 +535,21 @@ class BestMoveSearch:
             for k in order.tolist():
                 bound = float(flat[k])
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
+                    if self.batch_size and best is not None:
+                        keep = min(
+                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 8 * self.batch_size
+                        )
+                        rest = np.argsort(-flat, kind="stable")[:keep]
+                        self.runners_up = [
+                            (
+                                float(flat[r]),
+                                sources[r // width],
+                                targets[r % width],
+                                float(star.flat[r]),
+                                float(high.flat[r]),
+                            )
+                            for r in rest.tolist()
+                        ]
                     return best
                 i, j = divmod(k, width)
                 x, y = sources[i], targets[j]
@@ -510,8 +563,8 @@ class BestMoveSearch:
     def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
         """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
         p = self.pred
-        lat = p.latencies()
-        eff = np.maximum(lat - p.s * p.O, 1e-9 * lat)  # intercept seen by one more typical IO
+        lat, slope, big_o, big_b = p.arrays()
+        eff = np.maximum(lat - slope * big_o, 1e-9 * lat)  # intercept seen by one more typical IO
         marginal = 1000.0 * eff / (lat * lat)
         sources, targets = self._sources_targets(marginal, low_is_target=False)
         if not sources:
@@ -519,10 +572,10 @@ class BestMoveSearch:
         xs = np.array(sources, dtype=np.int64)[:, None]
         ys = np.array(targets, dtype=np.int64)[None, :]
         lx, ly = lat[xs], lat[ys]
-        sx, sy = p.s[xs], p.s[ys]
+        sx, sy = slope[xs], slope[ys]
         rx, ry = np.sqrt(eff[xs]), np.sqrt(eff[ys])
-        ox, oy = p.O[xs], p.O[ys]
-        omax = np.array([self.movable[x][-1][0] for x in sources], dtype=np.float64)[:, None]
+        ox, oy = big_o[xs], big_o[ys]
+        omax = self.key_max[xs]
         cap = np.array([self.cap[y] for y in targets], dtype=np.float64)[None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             q = (ry * lx - rx * ly) / (ry * sx + rx * sy)
@@ -550,9 +603,9 @@ class BestMoveSearch:
             ideal[pair] = float(q[i, j])
         # A datastore holding a sequential stream among other IO: its streams alone on the emptiest
         # datastores (where they get their sequential benefit back).
-        emptiest = np.argsort(p.O, kind="stable")[:2].tolist()
+        emptiest = np.argsort(big_o, kind="stable")[:2].tolist()
         for x in sources:
-            if p.B[x] > 0 and p.count[x] > 1:
+            if big_b[x] > 0 and p.count[x] > 1:
                 for y in emptiest:
                     if y != x and (x, y) not in ideal:
                         pairs.append((x, y))
@@ -649,6 +702,13 @@ class BestMoveSearch:
     def _take(self, uid: int, x: int) -> None:
         pool = self.movable[x]
         pool.pop(bisect.bisect_left(pool, (self._key(uid), self.rank[uid], uid)))
+        self._bounds(x)
+
+    def _bounds(self, x: int) -> None:
+        """Smallest and largest key of x's movable units (−inf largest: none left)."""
+        pool = self.movable[x]
+        self.key_min[x] = pool[0][0] if pool else np.inf
+        self.key_max[x] = pool[-1][0] if pool else -np.inf
 
     def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
         u, x, v, y = choice.unit, choice.x, choice.other, choice.y
@@ -671,8 +731,7 @@ class BestMoveSearch:
         p = self.pred
         nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
         lat_x0, lat_y0 = p.latency(x), p.latency(y)
-        iops_x0 = 1000.0 * float(p.O[x]) / lat_x0 if p.O[x] > 0 else 0.0
-        iops_y0 = 1000.0 * float(p.O[y]) / lat_y0 if p.O[y] > 0 else 0.0
+        iops_x0, iops_y0 = p.iops(x), p.iops(y)
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
         self.S[x] -= unit.load
         self.S[y] += unit.load
@@ -684,8 +743,7 @@ class BestMoveSearch:
         p.add(x, -a, -b, -o, -disks)
         p.add(y, a, b, o, disks)
         lat_x1, lat_y1 = p.latency(x), p.latency(y)
-        iops_x1 = 1000.0 * float(p.O[x]) / lat_x1 if p.O[x] > 0 else 0.0
-        iops_y1 = 1000.0 * float(p.O[y]) / lat_y1 if p.O[y] > 0 else 0.0
+        iops_x1, iops_y1 = p.iops(x), p.iops(y)
         self.iops_now += (iops_x1 + iops_y1) - (iops_x0 + iops_y0)
         self.cap[y] = min(self.cap[y], self.unit_cap[uid])
         self.state.apply(unit, self.names[x], self.names[y])
@@ -694,10 +752,10 @@ class BestMoveSearch:
         self.gb += unit.size_gb
         effects = (
             DatastoreEffect(
-                self.names[x], nx_before, float(self.N[x]), lat_x0, lat_x1, iops_x0, iops_x1, int(p.count[x])
+                self.names[x], nx_before, float(self.N[x]), lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]
             ),
             DatastoreEffect(
-                self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, int(p.count[y])
+                self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
             ),
         )
         disk_effects = tuple(
@@ -750,7 +808,7 @@ class BestMoveSearch:
         )
 
     def _weighted_latency(self, iops: float) -> float:
-        return 1000.0 * float(self.pred.O.sum()) / iops if iops > 0 else 0.0
+        return 1000.0 * self.total_oio / iops if iops > 0 else 0.0
 
     def _reason(
         self,
