@@ -19,8 +19,12 @@ Objectives:
   step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
   pair is considered; above, the sources with the highest N and the highest gradient
   (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move lies unless the
-  pod is tiny. As in Algorithm 1, a move must also leave its target below its source's N before the
-  move (f alone would also reward piling load onto a slow datastore).
+  pod is tiny; when they yield no move, four times as many are considered, up to all of them, before
+  the round says no move helps. In such large pods a step also takes further moves from its pair
+  order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
+  least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
+  target below its source's N before the move (f alone would also reward piling load onto a slow
+  datastore).
 - ``throughput`` (basil.core.predictive): raise the pod's predicted total IOPS by at least
   ``min_gain_pct``, which cuts its IOPS-weighted latency as much, with the fairness rule: no disk's
   predicted latency may exceed max(start × (1 + fairness_pct/100), start + fairness_ms), the
@@ -84,7 +88,7 @@ _THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step
 _SWAP_PAIRS = 6  # pairs tried for swaps
 _SWAP_UNITS = 32  # units per side tried for swaps
 _BATCH_PER = 50  # pods of more than _FULL_PAIRS datastores: up to d / _BATCH_PER moves per step
-_BATCH_RATIO = 0.5  # a further move of a step must gain at least this share of its best move's gain
+_BATCH_RATIO = 0.8  # a further move of a step must gain at least this share of its best move's gain
 
 
 @dataclass(slots=True)
@@ -149,6 +153,7 @@ class BestMoveSearch:
         self._load_units(units)
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
+        self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: list[tuple[float, int, int, float, float]] = []
         self.key_min: Array = np.full(d, np.inf)
         self.key_max: Array = np.full(d, -np.inf)
@@ -157,12 +162,7 @@ class BestMoveSearch:
         self.N: Array = self.S / self.P
         self._resum()
         self.f = self._exact_f()
-        # Fairness: each datastore's cap on its predicted latency (the lowest allowance of any disk
-        # that is or was on it this round); each unit's own allowance from where it started.
-        lat0 = self.pred.latencies()
-        fair = [allowed_latency(float(v), params.fairness_pct, params.fairness_ms) for v in lat0]
-        self.cap = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(d)]
-        self.unit_cap = [fair[self.src[u]] for u in range(len(self.units))]
+        self.cap, self.unit_cap = self._fairness_caps()
         self.iops_now = self.pred.total_iops()
         self.total_oio = sum(self.pred.O)
         self.before = self._pod_state()
@@ -176,6 +176,15 @@ class BestMoveSearch:
         self.budget_blocked = False
         if d < 2:
             self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
+
+    def _fairness_caps(self) -> tuple[list[float], list[float]]:
+        """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
+        was on it this round; none while empty) and each unit's own allowance, from where it started."""
+        params = self.params
+        lat0 = self.pred.latencies()
+        fair = [allowed_latency(float(v), params.fairness_pct, params.fairness_ms) for v in lat0]
+        caps = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(self.d)]
+        return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
     def _load_units(self, units: Sequence[Unit]) -> None:
         """This pod's units (movable or not), with their sums for both models."""
@@ -273,6 +282,8 @@ class BestMoveSearch:
         self.budget_blocked = False
         self.runners_up = []
         choice = self._best_move()
+        while choice is None and self._widen():
+            choice = self._best_move()
         if choice is not None:
             moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
             if self.runners_up:
@@ -403,20 +414,28 @@ class BestMoveSearch:
 
     # --- candidate pairs ---------------------------------------------------------------------------
 
+    def _widen(self) -> bool:
+        """Consider four times as many sources and targets from now on; False when all already are."""
+        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d:
+            return False
+        self.width *= 4
+        return True
+
     def _sources_targets(self, score: Array, low_is_target: bool) -> tuple[list[int], list[int]]:
-        """Every datastore as source and target in small pods; in large ones the likeliest few."""
+        """Every datastore as source and target in small pods; in large ones the likeliest few (more
+        once those yield no move: see :meth:`_widen`)."""
         has = self.key_max > -np.inf
-        if self.d <= _FULL_PAIRS:
+        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d:
             return np.flatnonzero(has).tolist(), list(range(self.d))
         count = int(np.count_nonzero(has))
         if count == 0:
             return [], []
-        k = min(_SOURCES, count)
+        k = min(_SOURCES * self.width, count)
         by_n = np.where(has, self.N, -np.inf)
         by_s = np.where(has, -score if low_is_target else score, -np.inf)
         picked = np.concatenate((np.argpartition(-by_n, k - 1)[:k], np.argpartition(-by_s, k - 1)[:k]))
         sources = np.unique(picked[has[picked]]).tolist()
-        j = min(_TARGETS, self.d - 1)
+        j = min(_TARGETS * self.width, self.d - 1)
         t_score = score if low_is_target else -score
         targets = np.unique(
             np.concatenate((np.argpartition(self.N, j)[: j + 1], np.argpartition(t_score, j)[: j + 1]))
@@ -637,18 +656,14 @@ class BestMoveSearch:
         if self.throughput:
             pairs, ideal = self._throughput_pairs()
             return [(x, y, ideal[(x, y)]) for x, y in pairs[:_SWAP_PAIRS]]
-        bounds = self._pair_bounds_n()
-        if bounds is None:
-            return []
-        gain, sources, targets, star, _ = bounds
-        flat = gain.ravel()
-        width = len(targets)
-        order = np.argsort(-flat, kind="stable")[:_SWAP_PAIRS]
-        return [
-            (sources[k // width], targets[k % width], float(star[k // width, k % width]))
-            for k in order.tolist()
-            if math.isfinite(float(flat[k]))
-        ]
+        # Pairs with the widest gap in N first; the net load a swap should move is the amount that
+        # equalises the pair, (N_x − N_y)/(1/P_x + 1/P_y).
+        total, squares = self.total, self.squares
+        sources, targets = self._sources_targets((self.N * total - squares) / self.P, low_is_target=True)
+        gaps = sorted(
+            (float(self.N[y] - self.N[x]), x, y) for x in sources for y in targets if self.N[x] > self.N[y]
+        )[:_SWAP_PAIRS]
+        return [(x, y, -gap / (1.0 / float(self.P[x]) + 1.0 / float(self.P[y]))) for gap, x, y in gaps]
 
     def _swap_order(self, u: int, x: int, v: int, y: int) -> tuple[int, int] | None:
         """Which half of the swap goes first so that each vMotion meets the constraints when it runs
