@@ -16,8 +16,8 @@ greedy evaluates units × datastores for every move). Printed per size: median o
 end imbalance and move count of both, in how many seeds Basil's plan comes within 10 % of the
 greedy's end imbalance (or to the threshold) in no more moves than the greedy made ("match"; Basil
 may go on lower with swaps), and the round time. Then the time of one round on 40,000 disks and
-1,000 datastores (bench_balancer's synthetic pod) for both objectives: wall time (this machine is shared, so also
-the process's CPU time).
+1,000 datastores (bench_balancer's synthetic pod) for both objectives: wall time and, since this
+machine is shared, the process's CPU time.
 
 Run: ``.venv/bin/python benchmarks/bench_search.py`` (or ``make bench-search``); ``--quick`` for
 fewer seeds.
