@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +100,47 @@ class _Choice:
     other: int = -1  # the unit coming back from y to x in a swap
 
 
+class _RunnersUp:
+    """A step's pairs after its best one, in bound order: (bound, x, y, ideal amount, highest key)."""
+
+    def __init__(
+        self,
+        flat: Array,
+        order: npt.NDArray[np.int64],
+        *,
+        sources: list[int],
+        targets: list[int],
+        star: Array,
+        high: Array,
+    ) -> None:
+        self.flat, self.order, self.sources, self.targets = flat, order, sources, targets
+        self.star, self.high = star.ravel(), high.ravel()
+
+    def __iter__(self) -> Iterator[tuple[float, int, int, float, float]]:
+        width = len(self.targets)
+        for r in self.order.tolist():
+            i, j = divmod(r, width)
+            yield (
+                float(self.flat[r]),
+                self.sources[i],
+                self.targets[j],
+                float(self.star[r]),
+                float(self.high[r]),
+            )
+
+
+def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
+    """Indices of the *count* largest values, largest first (ties: lower index first)."""
+    if count <= 0:
+        return np.empty(0, dtype=np.int64)
+    if count < values.size:
+        picked = np.argpartition(-values, count - 1)[:count]
+    else:
+        picked = np.arange(values.size)
+    order: npt.NDArray[np.int64] = picked[np.lexsort((picked, -values[picked]))]
+    return order
+
+
 def _f_from_sums(total: float, squares: float, d: int) -> float:
     if total <= 0:
         return 0.0
@@ -154,7 +195,7 @@ class BestMoveSearch:
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
-        self.runners_up: list[tuple[float, int, int, float, float]] = []
+        self.runners_up: _RunnersUp | None = None
         self.key_min: Array = np.full(d, np.inf)
         self.key_max: Array = np.full(d, -np.inf)
         for j in range(d):
@@ -280,13 +321,12 @@ class BestMoveSearch:
             )
             return []
         self.budget_blocked = False
-        self.runners_up = []
         choice = self._best_move()
         while choice is None and self._widen():
             choice = self._best_move()
         if choice is not None:
             moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
-            if self.runners_up:
+            if self.runners_up is not None:
                 moves += self._batch(choice.gain, {choice.x, choice.y}, first_number + 1)
             return moves
         swap = self._best_swap()
@@ -301,6 +341,7 @@ class BestMoveSearch:
         at least ``_BATCH_RATIO`` of the step's best move (so the order stays close to best-first)."""
         moves: list[Move] = []
         floor = _BATCH_RATIO * first_gain
+        assert self.runners_up is not None
         for bound, x, y, ideal, high in self.runners_up:
             if len(moves) >= self.batch_size or bound < floor:
                 break
@@ -493,6 +534,7 @@ class BestMoveSearch:
         return (self._key(uid), self.rank[uid]) < (self._key(best.unit), self.rank[best.unit])
 
     def _best_move(self) -> _Choice | None:
+        self.runners_up = None
         if self.throughput:
             return self._best_move_throughput()
         return self._best_move_n()
@@ -546,9 +588,8 @@ class BestMoveSearch:
         taken = 0
         while taken < positive:
             count = min(_PAIRS_AT_ONCE, positive - taken)
-            if taken == 0 and count < flat.size:
-                top = np.argpartition(-flat, count - 1)[:count]
-                order = top[np.argsort(-flat[top], kind="stable")]
+            if taken == 0:
+                order = _top(flat, count)
             else:
                 order = np.argsort(-flat, kind="stable")[taken : taken + count]
             for k in order.tolist():
@@ -558,17 +599,10 @@ class BestMoveSearch:
                         keep = min(
                             int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 8 * self.batch_size
                         )
-                        rest = np.argsort(-flat, kind="stable")[:keep]
-                        self.runners_up = [
-                            (
-                                float(flat[r]),
-                                sources[r // width],
-                                targets[r % width],
-                                float(star.flat[r]),
-                                float(high.flat[r]),
-                            )
-                            for r in rest.tolist()
-                        ]
+                        rest = _top(flat, keep)
+                        self.runners_up = _RunnersUp(
+                            flat, rest, sources=sources, targets=targets, star=star, high=high
+                        )
                     return best
                 i, j = divmod(k, width)
                 x, y = sources[i], targets[j]
@@ -660,10 +694,19 @@ class BestMoveSearch:
         # equalises the pair, (N_x − N_y)/(1/P_x + 1/P_y).
         total, squares = self.total, self.squares
         sources, targets = self._sources_targets((self.N * total - squares) / self.P, low_is_target=True)
-        gaps = sorted(
-            (float(self.N[y] - self.N[x]), x, y) for x in sources for y in targets if self.N[x] > self.N[y]
-        )[:_SWAP_PAIRS]
-        return [(x, y, -gap / (1.0 / float(self.P[x]) + 1.0 / float(self.P[y]))) for gap, x, y in gaps]
+        if not sources:
+            return []
+        xs = np.array(sources, dtype=np.int64)[:, None]
+        ys = np.array(targets, dtype=np.int64)[None, :]
+        gap = self.N[xs] - self.N[ys]
+        flat = np.where(gap > 0, gap, -np.inf).ravel()
+        width = len(targets)
+        found = []
+        for k in _top(flat, min(_SWAP_PAIRS, flat.size)).tolist():
+            if flat[k] > 0:
+                x, y = sources[k // width], targets[k % width]
+                found.append((x, y, float(flat[k]) / (1.0 / float(self.P[x]) + 1.0 / float(self.P[y]))))
+        return found
 
     def _swap_order(self, u: int, x: int, v: int, y: int) -> tuple[int, int] | None:
         """Which half of the swap goes first so that each vMotion meets the constraints when it runs
