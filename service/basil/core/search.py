@@ -19,8 +19,8 @@ Objectives:
   step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
   pair is considered; above, the sources with the highest N and the highest gradient
   (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move lies unless the
-  pod is tiny; when they yield no move, four times as many are considered, up to all of them, before
-  the round says no move helps. In such large pods a step also takes further moves from its pair
+  pod is tiny; when they yield no move, four times as many are considered (once) before the round
+  says no move helps. In such large pods a step also takes further moves from its pair
   order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
   least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
   target below its source's N before the move (f alone would also reward piling load onto a slow
@@ -87,6 +87,7 @@ _EXACT_UNITS = 48  # throughput: every unit of a source with at most this many i
 _THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step
 _SWAP_PAIRS = 6  # pairs tried for swaps
 _SWAP_UNITS = 32  # units per side tried for swaps
+_MAX_WIDTH = 4  # large pods: at most this many times _SOURCES and _TARGETS (see _widen)
 _BATCH_PER = 50  # pods of more than _FULL_PAIRS datastores: up to d / _BATCH_PER moves per step
 _BATCH_RATIO = 0.8  # a further move of a step must gain at least this share of its best move's gain
 
@@ -133,10 +134,8 @@ def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
     """Indices of the *count* largest values, largest first (ties: lower index first)."""
     if count <= 0:
         return np.empty(0, dtype=np.int64)
-    if count < values.size:
-        picked = np.argpartition(-values, count - 1)[:count]
-    else:
-        picked = np.arange(values.size)
+    whole = count >= values.size
+    picked = np.arange(values.size) if whole else np.argpartition(-values, count - 1)[:count]
     order: npt.NDArray[np.int64] = picked[np.lexsort((picked, -values[picked]))]
     return order
 
@@ -456,8 +455,10 @@ class BestMoveSearch:
     # --- candidate pairs ---------------------------------------------------------------------------
 
     def _widen(self) -> bool:
-        """Consider four times as many sources and targets from now on; False when all already are."""
-        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d:
+        """Consider four times as many sources and targets from now on; False when all already are,
+        or when the widest set (``_MAX_WIDTH``) is reached: beyond it each step of a large pod's
+        tail would cost d² evaluations for gains of a hundredth of a per cent."""
+        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d or self.width >= _MAX_WIDTH:
             return False
         self.width *= 4
         return True
@@ -588,10 +589,7 @@ class BestMoveSearch:
         taken = 0
         while taken < positive:
             count = min(_PAIRS_AT_ONCE, positive - taken)
-            if taken == 0:
-                order = _top(flat, count)
-            else:
-                order = np.argsort(-flat, kind="stable")[taken : taken + count]
+            order = _top(flat, taken + count)[taken:]
             for k in order.tolist():
                 bound = float(flat[k])
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
