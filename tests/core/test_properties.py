@@ -133,15 +133,19 @@ def pod_imbalance(snap: Snapshot, where: dict[str, str], perf: dict[str, float],
 def fairness(move: Move, params: BalancerParams, cap: dict[str, float], start: dict[str, float]) -> None:
     """Replay the fairness rule: a datastore's cap is the allowance of the latency it had at the start
     of the round (none when it was empty), lowered to each arriving unit's own allowance (that of
-    the datastore it started on)."""
+    the datastore it started on); the pod's IOPS-weighted latency at the start is always allowed."""
     source, target = move.datastore_effects
+    assert move.pod_latency_ms_before is not None
+    pod = start.setdefault(f"pod {move.pod}", move.pod_latency_ms_before)
     for effect, disks_before in (
         (source, source.disks_after + len(move.disks)),
         (target, target.disks_after - len(move.disks)),
     ):
         # A datastore's first appearance shows its latency at the start of the round.
         if effect.datastore not in start:
-            allowance = allowed_latency(effect.latency_ms_before, params.fairness_pct, params.fairness_ms)
+            allowance = allowed_latency(
+                effect.latency_ms_before, params.fairness_pct, params.fairness_ms, pod
+            )
             start[effect.datastore] = allowance if disks_before else math.inf
             cap[effect.datastore] = start[effect.datastore]
     cap[target.datastore] = min(cap[target.datastore], start[source.datastore])

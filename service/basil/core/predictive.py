@@ -184,9 +184,12 @@ def iops_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:
     return 1000.0 * o / latency_of(a, s, big_a, big_b, o)
 
 
-def allowed_latency(latency_ms: float, fairness_pct: float, fairness_ms: float) -> float:
-    """The fairness rule: the highest latency a disk that had *latency_ms* may be predicted to get."""
-    return max(latency_ms * (1.0 + fairness_pct / 100.0), latency_ms + fairness_ms)
+def allowed_latency(latency_ms: float, fairness_pct: float, fairness_ms: float, pod_ms: float = 0.0) -> float:
+    """The fairness rule: the highest latency a disk that had *latency_ms* at the start of the round
+    may be predicted to get: its own plus ``fairness_pct`` % or plus ``fairness_ms``, or the pod's
+    IOPS-weighted latency at the start (*pod_ms*), whichever is highest. No disk ends much worse
+    than it was, or worse than the average IO of the pod was."""
+    return max(latency_ms * (1.0 + fairness_pct / 100.0), latency_ms + fairness_ms, pod_ms)
 
 
 def unit_sums(demands: Mapping[str, DiskDemand], disks: Iterable[str]) -> tuple[float, float, float]:

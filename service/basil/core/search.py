@@ -27,11 +27,12 @@ Objectives:
   datastore).
 - ``throughput`` (basil.core.predictive): raise the pod's predicted total IOPS by at least
   ``min_gain_pct``, which cuts its IOPS-weighted latency as much, with the fairness rule: no disk's
-  predicted latency may exceed max(start × (1 + fairness_pct/100), start + fairness_ms), the
-  start being its latency at the beginning of the round. Pairs are ordered by the gain of moving
-  the continuous optimum amount of typical IO between them (equal marginal IOPS per IO on both
-  sides), plus, for datastores holding sequential streams, the emptiest targets (isolating a
-  stream gives back its sequential benefit); the best few are evaluated exactly.
+  predicted latency may exceed max(start × (1 + fairness_pct/100), start + fairness_ms, the pod's
+  IOPS-weighted latency at the start), the start being its latency at the beginning of the round.
+  Pairs are ordered by the gain of moving the continuous optimum amount of typical IO between them
+  (equal marginal IOPS per IO on both sides), plus, for datastores holding sequential streams, the
+  emptiest targets (isolating a stream gives back its sequential benefit); every pair of a pod of
+  up to ``_EXACT_PAIRS`` datastores, and the best few of a larger one, are evaluated exactly.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ _TARGETS = 24  # and this many targets by N and as many by gradient
 _PAIRS_AT_ONCE = 128  # pairs taken from the bound array per partial sort
 _SCAN = 24  # units skipped at most while looking for an allowed neighbour
 _EXACT_UNITS = 48  # throughput: every unit of a source with at most this many is evaluated
-_THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step
+_THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step (pods over _EXACT_PAIRS)
+_EXACT_PAIRS = 12  # throughput: up to this many datastores every pair is evaluated exactly
 _SWAP_PAIRS = 6  # pairs tried for swaps
 _SWAP_UNITS = 32  # units per side tried for swaps
 _MAX_WIDTH = 4  # large pods: at most this many times _SOURCES and _TARGETS (see _widen)
@@ -222,7 +224,8 @@ class BestMoveSearch:
         was on it this round; none while empty) and each unit's own allowance, from where it started."""
         params = self.params
         lat0 = self.pred.latencies()
-        fair = [allowed_latency(float(v), params.fairness_pct, params.fairness_ms) for v in lat0]
+        pod = self.pred.weighted_latency()
+        fair = [allowed_latency(float(v), params.fairness_pct, params.fairness_ms, pod) for v in lat0]
         caps = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(self.d)]
         return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
@@ -639,7 +642,8 @@ class BestMoveSearch:
             )
         gain = np.where((xs != ys) & np.isfinite(gain), gain, -np.inf)
         flat = gain.ravel()
-        count = min(_THROUGHPUT_PAIRS, flat.size)
+        # Small pods: every pair exactly; large ones: the likeliest few.
+        count = flat.size if self.d <= _EXACT_PAIRS else min(_THROUGHPUT_PAIRS, flat.size)
         top = np.argpartition(-flat, count - 1)[:count] if count < flat.size else np.arange(flat.size)
         top = top[np.argsort(-flat[top], kind="stable")]
         width = len(targets)
@@ -904,7 +908,8 @@ class BestMoveSearch:
                 f"the best move{' of a swap' if kind == KIND_SWAP else ''} over all datastore pairs of pod "
                 f"{self.name} for total throughput ({gain:+.0f} IOPS), {predicted} "
                 f"Fairness: no disk is predicted above max(its start latency × "
-                f"{1 + self.params.fairness_pct / 100:.2f}, start + {self.params.fairness_ms:g} ms); "
+                f"{1 + self.params.fairness_pct / 100:.2f}, start + {self.params.fairness_ms:g} ms, "
+                f"the pod's {self.latency_before:.3g} ms at the start); "
                 f"N {src.normalized_load_before:.4g} → {src.normalized_load_after:.4g} and "
                 f"{tgt.normalized_load_before:.4g} → {tgt.normalized_load_after:.4g}, "
                 f"f {f_before:.3f} → {self.f:.3f}."
