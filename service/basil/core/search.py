@@ -116,20 +116,20 @@ class _RunnersUp:
         star: Array,
         high: Array,
     ) -> None:
-        self.flat, self.order, self.sources, self.targets = flat, order, sources, targets
-        self.star, self.high = star.ravel(), high.ravel()
+        width = len(targets)
+        self.rows = list(
+            zip(
+                flat[order].tolist(),
+                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
+                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
+                star.ravel()[order].tolist(),
+                high.ravel()[order].tolist(),
+                strict=True,
+            )
+        )
 
     def __iter__(self) -> Iterator[tuple[float, int, int, float, float]]:
-        width = len(self.targets)
-        for r in self.order.tolist():
-            i, j = divmod(r, width)
-            yield (
-                float(self.flat[r]),
-                self.sources[i],
-                self.targets[j],
-                float(self.star[r]),
-                float(self.high[r]),
-            )
+        return iter(self.rows)
 
 
 def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
@@ -598,7 +598,7 @@ class BestMoveSearch:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
                     if self.batch_size and best is not None:
                         keep = min(
-                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 8 * self.batch_size
+                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 4 * self.batch_size
                         )
                         rest = _top(flat, keep)
                         self.runners_up = _RunnersUp(
