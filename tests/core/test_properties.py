@@ -130,28 +130,34 @@ def pod_imbalance(snap: Snapshot, where: dict[str, str], perf: dict[str, float],
     return sigma_over_mu(totals[m] / perf[m] for m in members)
 
 
-def fairness(move: Move, params: BalancerParams, cap: dict[str, float], start: dict[str, float]) -> None:
-    """Replay the fairness rule: a datastore's cap is the allowance of the latency it had at the start
-    of the round (none when it was empty), lowered to each arriving unit's own allowance (that of
-    the datastore it started on); the pod's IOPS-weighted latency at the start is always allowed."""
-    source, target = move.datastore_effects
-    assert move.pod_latency_ms_before is not None
-    pod = start.setdefault(f"pod {move.pod}", move.pod_latency_ms_before)
-    for effect, disks_before in (
-        (source, source.disks_after + len(move.disks)),
-        (target, target.disks_after - len(move.disks)),
-    ):
-        # A datastore's first appearance shows its latency at the start of the round.
-        if effect.datastore not in start:
-            allowance = allowed_latency(
-                effect.latency_ms_before, params.fairness_pct, params.fairness_ms, pod
-            )
-            start[effect.datastore] = allowance if disks_before else math.inf
-            cap[effect.datastore] = start[effect.datastore]
-    cap[target.datastore] = min(cap[target.datastore], start[source.datastore])
-    for effect in (source, target):
-        if effect.disks_after:
-            assert effect.latency_ms_after <= cap[effect.datastore] + 1e-6
+def fairness(
+    change: list[Move], params: BalancerParams, cap: dict[str, float], start: dict[str, float]
+) -> None:
+    """Replay the fairness rule over one recommended change (a move, or both halves of a swap, judged
+    by the state after it): a datastore's cap is the allowance of the latency it had at the start of
+    the round (none when it was empty), lowered to each arriving unit's own allowance (that of the
+    datastore it started on); the pod's IOPS-weighted latency at the start is always allowed."""
+    after: dict[str, tuple[float, int]] = {}
+    for move in change:
+        source, target = move.datastore_effects
+        assert move.pod_latency_ms_before is not None
+        pod = start.setdefault(f"pod {move.pod}", move.pod_latency_ms_before)
+        for effect, disks_before in (
+            (source, source.disks_after + len(move.disks)),
+            (target, target.disks_after - len(move.disks)),
+        ):
+            # A datastore's first appearance shows its latency at the start of the round.
+            if effect.datastore not in start:
+                allowance = allowed_latency(
+                    effect.latency_ms_before, params.fairness_pct, params.fairness_ms, pod
+                )
+                start[effect.datastore] = allowance if disks_before else math.inf
+                cap[effect.datastore] = start[effect.datastore]
+            after[effect.datastore] = (effect.latency_ms_after, effect.disks_after)
+        cap[target.datastore] = min(cap[target.datastore], start[source.datastore])
+    for name, (latency, disks) in after.items():
+        if disks:
+            assert latency <= cap[name] + 1e-6
 
 
 def check_objective(moves: tuple[Move, ...], params: BalancerParams) -> None:
@@ -175,8 +181,7 @@ def check_objective(moves: tuple[Move, ...], params: BalancerParams) -> None:
             assert last.pod_latency_ms_after is not None
             assert m.pod_latency_ms_before is not None
             assert last.pod_latency_ms_after < m.pod_latency_ms_before
-            for move in {id(m): m, id(last): last}.values():
-                fairness(move, params, cap, start)
+            fairness([m, last] if last is not m else [m], params, cap, start)
         else:
             assert last.imbalance_after < m.imbalance_before
             if m.kind != KIND_SWAP:
