@@ -341,3 +341,15 @@ devices:
     assert "at least 0" in found["devices.c.performance"]
     assert "give kind" in found["devices.d"]
     assert "not one of vcenters" in found["devices.e.vcenter"]
+
+
+def test_balance_objective_is_read_and_checked(tmp_path: Path) -> None:
+    text = FULL.replace("on_move_failure: stop}", "on_move_failure: stop, objective: throughput}")
+    config = load_config(write(tmp_path, text), env={})
+    assert config.pods[0].balance.objective == "throughput"
+    assert config.pods[1].balance.objective == "normalized_load"
+    found = problems_of(
+        write(tmp_path, "pods: [{name: p, vcenter: lab, tag: a/b, balance: {objective: iops}}]\n")
+    )
+    assert "'iops' is not an objective" in found["pods[0].balance.objective"]
+    assert "normalized_load, throughput" in found["pods[0].balance.objective"]

@@ -7,6 +7,7 @@ datastore, N per pod) rather than trusting the balancer's own bookkeeping.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 
@@ -15,9 +16,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from basil.core.balancer import recommend
-from basil.core.params import CANDIDATE_ORDERS, BalancerParams
+from basil.core.params import CANDIDATE_ORDERS, OBJECTIVE_THROUGHPUT, OBJECTIVES, SEARCHES, BalancerParams
 from basil.core.placement import PlacementRequest, place
-from basil.core.plan import STOP_BALANCED, plan_to_dict
+from basil.core.plan import KIND_SWAP, STOP_BALANCED, Move, plan_to_dict
+from basil.core.predictive import allowed_latency
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
 
 from .builders import sigma_over_mu
@@ -98,6 +100,9 @@ def scenarios(draw: st.DrawFn) -> tuple[Snapshot, BalancerParams]:
         candidate_order=draw(st.sampled_from(CANDIDATE_ORDERS)),
         ping_pong_hours=draw(st.sampled_from([0.0, 24.0])),
         seed=draw(st.integers(0, 1000)),
+        objective=draw(st.sampled_from(OBJECTIVES)),
+        search=draw(st.sampled_from(SEARCHES)),
+        min_gain_pct=draw(st.sampled_from([0.0, 0.5, 5.0])),
     )
     return Snapshot(tuple(datastores), tuple(disks), rules, now=NOW), params
 
@@ -123,6 +128,67 @@ def pod_imbalance(snap: Snapshot, where: dict[str, str], perf: dict[str, float],
         if where[d.id] in totals:
             totals[where[d.id]] += d.load or 0.0
     return sigma_over_mu(totals[m] / perf[m] for m in members)
+
+
+def fairness(
+    change: list[Move], params: BalancerParams, cap: dict[str, float], start: dict[str, float]
+) -> None:
+    """Replay the fairness rule over one recommended change (a move, or both halves of a swap, judged
+    by the state after it): a datastore's cap is the allowance of the latency it had at the start of
+    the round (none when it was empty), lowered to each arriving unit's own allowance (that of the
+    datastore it started on); the pod's IOPS-weighted latency at the start is always allowed."""
+    after: dict[str, tuple[float, int]] = {}
+    for move in change:
+        source, target = move.datastore_effects
+        assert move.pod_latency_ms_before is not None
+        pod = start.setdefault(f"pod {move.pod}", move.pod_latency_ms_before)
+        for effect, disks_before in (
+            (source, source.disks_after + len(move.disks)),
+            (target, target.disks_after - len(move.disks)),
+        ):
+            # A datastore's first appearance shows its latency at the start of the round.
+            if effect.datastore not in start:
+                allowance = allowed_latency(
+                    effect.latency_ms_before, params.fairness_pct, params.fairness_ms, pod
+                )
+                start[effect.datastore] = allowance if disks_before else math.inf
+                cap[effect.datastore] = start[effect.datastore]
+            after[effect.datastore] = (effect.latency_ms_after, effect.disks_after)
+        cap[target.datastore] = min(cap[target.datastore], start[source.datastore])
+    for name, (latency, disks) in after.items():
+        if disks:
+            assert latency <= cap[name] + 1e-6
+
+
+def check_objective(moves: tuple[Move, ...], params: BalancerParams) -> None:
+    """No recommended change makes the objective worse: a single move improves it, and so does each
+    swap taken whole (its two halves are consecutive moves of kind swap); under the throughput
+    objective no datastore's predicted latency exceeds the fairness cap of its start latency."""
+    throughput = params.objective == OBJECTIVE_THROUGHPUT
+    cap: dict[str, float] = {}
+    start: dict[str, float] = {}
+    i = 0
+    while i < len(moves):
+        m = moves[i]
+        last = moves[i + 1] if m.kind == KIND_SWAP else m
+        if m.kind == KIND_SWAP:
+            assert last.kind == KIND_SWAP
+            assert {last.source, last.target} == {m.source, m.target}
+        if throughput:
+            assert m.pod_iops_before is not None
+            assert last.pod_iops_after is not None
+            assert last.pod_iops_after > m.pod_iops_before
+            assert last.pod_latency_ms_after is not None
+            assert m.pod_latency_ms_before is not None
+            assert last.pod_latency_ms_after < m.pod_latency_ms_before
+            fairness([m, last] if last is not m else [m], params, cap, start)
+        else:
+            assert last.imbalance_after < m.imbalance_before
+            if m.kind != KIND_SWAP:
+                assert m.target_n_after < m.source_n_before, (
+                    "a move left its target hotter than its source was"
+                )
+        i += 2 if m.kind == KIND_SWAP else 1
 
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -178,7 +244,6 @@ def test_every_move_respects_the_constraints_and_lowers_the_imbalance(
             assert received[m.target] == 0, "a datastore without a model takes one unit per round"
             received[m.target] += 1
 
-        assert m.target_n_after < m.source_n_before, "a move left its target hotter than its source was"
         f_before = pod_imbalance(snap, where, perf, m.pod)
         for d in m.disks:
             where[d] = m.target
@@ -188,7 +253,7 @@ def test_every_move_respects_the_constraints_and_lowers_the_imbalance(
         f_after = pod_imbalance(snap, where, perf, m.pod)
         assert m.imbalance_before == pytest.approx(f_before, abs=1e-9)
         assert m.imbalance_after == pytest.approx(f_after, abs=1e-9)
-        assert f_after < f_before
+    check_objective(plan.moves, params)
 
     if params.max_moves is not None:
         assert len(plan.moves) <= params.max_moves

@@ -68,6 +68,7 @@ def balancer_params(balance: BalanceConfig) -> BalancerParams:
         space_headroom_pct=balance.space_headroom_pct,
         candidate_order=balance.candidate_order,
         ping_pong_hours=balance.ping_pong_hours,
+        objective=balance.objective,
     )
 
 

@@ -20,7 +20,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from basil.config.cron import CronExpression
 from basil.core.device_model import PER_DEVICE_P
-from basil.core.params import CANDIDATE_ORDERS, ORDER_LEAST_DISTURBANCE, ORDER_LOAD_PER_GB
+from basil.core.params import (
+    CANDIDATE_ORDERS,
+    OBJECTIVE_NORMALIZED_LOAD,
+    OBJECTIVES,
+    ORDER_LEAST_DISTURBANCE,
+    ORDER_LOAD_PER_GB,
+)
 from basil.errors import Problem, raise_if_problems
 
 ROLES = ("viewer", "operator", "admin")
@@ -160,6 +166,9 @@ class BalanceConfig:
     # above it (newest host samples, IOPS-weighted; basil.core.latency_gate).
     latency_threshold_ms: float = 15.0
     keep_vmdks_together: bool = True
+    # What a round optimises (basil.core.params.OBJECTIVES): BASIL's N-equalisation, or the predicted
+    # total IOPS under the fairness rule (basil.core.search).
+    objective: str = OBJECTIVE_NORMALIZED_LOAD
     exclude_tag: str = ""
     on_move_failure: Literal["continue", "stop"] = "continue"
 
@@ -167,6 +176,7 @@ class BalanceConfig:
         return [
             *_number(self.imbalance_threshold, f"{path}.imbalance_threshold", low=0, high=10),
             *_candidate_order(self.candidate_order, f"{path}.candidate_order"),
+            *_objective(self.objective, f"{path}.objective"),
             *_number(self.max_moves, f"{path}.max_moves", low=0),
             *_number(self.max_gb, f"{path}.max_gb", low=0),
             *_number(self.space_headroom_pct, f"{path}.space_headroom_pct", low=0, high=95),
@@ -186,6 +196,12 @@ def _candidate_order(order: str, path: str) -> list[Problem]:
     hint = f" ({order!r} is now called {_RENAMED_ORDERS[order]!r})" if order in _RENAMED_ORDERS else ""
     known = ", ".join(CANDIDATE_ORDERS)
     return [Problem(path, f"{order!r} is not a candidate order: use one of {known}{hint}")]
+
+
+def _objective(objective: str, path: str) -> list[Problem]:
+    if objective in OBJECTIVES:
+        return []
+    return [Problem(path, f"{objective!r} is not an objective: use one of {', '.join(OBJECTIVES)}")]
 
 
 def _tag_problems(tag: str, path: str, *, required: bool) -> list[Problem]:

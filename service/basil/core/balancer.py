@@ -32,9 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from basil.core.constraints import PlacementState, Unit, build_units
+from basil.core.constraints import Budget, PlacementState, Unit, build_units
 from basil.core.normalized_load import Models, imbalance, resolve_models
-from basil.core.params import ORDER_LOAD_PER_GB, REASON_BALANCE_IO, BalancerParams
+from basil.core.params import (
+    OBJECTIVE_THROUGHPUT,
+    ORDER_LOAD_PER_GB,
+    REASON_BALANCE_IO,
+    SEARCH_PAIRWISE,
+    BalancerParams,
+)
 from basil.core.plan import (
     STOP_BALANCED,
     STOP_BUDGET_GB,
@@ -48,6 +54,8 @@ from basil.core.plan import (
     PodOutcome,
     PodState,
 )
+from basil.core.predictive import disk_demands
+from basil.core.search import BestMoveSearch
 from basil.core.snapshot import Datastore, Snapshot
 from basil.core.subset_sum import approximate_subset_sum
 from basil.core.workload_model import FLAG_TEXT
@@ -55,27 +63,6 @@ from basil.errors import raise_if_problems
 
 # A move must lower f by more than floating-point noise to count as lowering it.
 _EPSILON = 1e-12
-
-
-class _Budget:
-    """Moves and GB left in this round (None: unlimited)."""
-
-    def __init__(self, moves: int | None, gb: float | None) -> None:
-        self.moves = moves
-        self.gb = gb
-
-    def allows(self, unit: Unit) -> bool:
-        return (self.moves is None or self.moves >= 1) and (self.gb is None or unit.size_gb <= self.gb + 1e-9)
-
-    def spend(self, unit: Unit) -> None:
-        if self.moves is not None:
-            self.moves -= 1
-        if self.gb is not None:
-            self.gb -= unit.size_gb
-
-    @property
-    def out_of_moves(self) -> bool:
-        return self.moves is not None and self.moves <= 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +95,7 @@ class _PodBalancer:
         units: Sequence[Unit],
         models: Models,
         state: PlacementState,
-        budget: _Budget,
+        budget: Budget,
         params: BalancerParams,
         disk_sizes: dict[str, float],
     ) -> None:
@@ -436,27 +423,44 @@ def recommend(snapshot: Snapshot, params: BalancerParams | None = None) -> Plan:
     models = resolve_models(snapshot, params)
     units = build_units(snapshot, models, params)
     state = PlacementState(snapshot, models, params)
-    budget = _Budget(params.max_moves, params.max_gb)
+    budget = Budget(params.max_moves, params.max_gb)
     sizes = {d.id: d.size_gb for d in snapshot.disks}
 
     by_pod: dict[str, list[Unit]] = {}
     pod_of = {ds.name: ds.pod for ds in snapshot.datastores}
     for unit in units:
         by_pod.setdefault(pod_of[unit.datastore], []).append(unit)
-    balancers: list[_PodBalancer] = []
+    pairwise = params.search == SEARCH_PAIRWISE and params.objective != OBJECTIVE_THROUGHPUT
+    demands = {} if pairwise else disk_demands(models, params.workload_model.constants)
+    balancers: list[_PodBalancer | BestMoveSearch] = []
     for name, members in snapshot.pods().items():
-        balancers.append(
-            _PodBalancer(
-                name=name,
-                members=members,
-                units=by_pod.get(name, []),
-                models=models,
-                state=state,
-                budget=budget,
-                params=params,
-                disk_sizes=sizes,
+        if pairwise:
+            balancers.append(
+                _PodBalancer(
+                    name=name,
+                    members=members,
+                    units=by_pod.get(name, []),
+                    models=models,
+                    state=state,
+                    budget=budget,
+                    params=params,
+                    disk_sizes=sizes,
+                )
             )
-        )
+        else:
+            balancers.append(
+                BestMoveSearch(
+                    name=name,
+                    members=members,
+                    units=by_pod.get(name, []),
+                    models=models,
+                    state=state,
+                    budget=budget,
+                    params=params,
+                    disk_sizes=sizes,
+                    demands=demands,
+                )
+            )
 
     moves: list[Move] = []
     while True:

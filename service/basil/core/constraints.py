@@ -105,8 +105,12 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
         key = (disk.datastore, disk.vm, disk.id if disk.vm in rules.splittable_vms else "")
         groups[key].append(disk)
     units: list[Unit] = []
+    disk_models = models.disks
+    no_conflicts: frozenset[str] = frozenset()
+    now = snapshot.now
     for key in sorted(groups):
-        members = sorted(groups[key], key=lambda d: d.id)
+        group = groups[key]
+        members = group if len(group) == 1 else sorted(group, key=lambda d: d.id)
         vm = key[1]
         pinned: str | None = None
         why = ""
@@ -117,34 +121,71 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
                 PINNED_MAINTENANCE,
                 f"datastore {key[0]} is in maintenance (evacuation is not balancing)",
             )
-        elif snapshot.now is not None:
-            recent = [d for d in members if d.last_moved is not None and snapshot.now - d.last_moved < window]
+        elif now is not None:
+            recent = [d for d in members if d.last_moved is not None and now - d.last_moved < window]
             if recent:
-                hours = (snapshot.now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
+                hours = (now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
                 pinned = PINNED_PING_PONG
                 why = (
                     f"disk {recent[0].id} moved {hours:.1f} h ago "
                     f"(< {params.ping_pong_hours:g} h ping-pong window)"
                 )
-        iops_values = [d.iops for d in members]
+        if len(members) == 1:
+            only = members[0]
+            ids: tuple[str, ...] = (only.id,)
+            load = disk_models[only.id].load
+            size = only.size_gb
+            hosts = only.hosts
+            iops = only.iops
+        else:
+            ids = tuple(d.id for d in members)
+            load = sum(disk_models[d].load for d in ids)
+            size = sum(d.size_gb for d in members)
+            hosts = frozenset().union(*(d.hosts for d in members))
+            iops_values = [d.iops for d in members]
+            iops = None if any(v is None for v in iops_values) else sum(v or 0.0 for v in iops_values)
         units.append(
             Unit(
                 index=len(units),
                 vm=vm,
-                disks=tuple(d.id for d in members),
+                disks=ids,
                 datastore=key[0],
-                load=sum(models.disks[d.id].load for d in members),
-                size_gb=sum(d.size_gb for d in members),
-                hosts=frozenset().union(*(d.hosts for d in members)),
-                iops=None
-                if any(v is None for v in iops_values)
-                else sum(v for v in iops_values if v is not None),
-                conflicts=conflicts_of.get(vm, frozenset()),
+                load=load,
+                size_gb=size,
+                hosts=hosts,
+                iops=iops,
+                conflicts=conflicts_of.get(vm, no_conflicts),
                 pinned=pinned,
                 pinned_reason=why,
             )
         )
     return units
+
+
+class Budget:
+    """Moves and GB left in this round, over all pods (None: unlimited)."""
+
+    def __init__(self, moves: int | None, gb: float | None) -> None:
+        self.moves = moves
+        self.gb = gb
+
+    def allows(self, unit: Unit) -> bool:
+        return (self.moves is None or self.moves >= 1) and (self.gb is None or unit.size_gb <= self.gb + 1e-9)
+
+    def allows_pair(self, first: Unit, second: Unit) -> bool:
+        """Whether both units may still move (a swap)."""
+        size = first.size_gb + second.size_gb
+        return (self.moves is None or self.moves >= 2) and (self.gb is None or size <= self.gb + 1e-9)
+
+    def spend(self, unit: Unit) -> None:
+        if self.moves is not None:
+            self.moves -= 1
+        if self.gb is not None:
+            self.gb -= unit.size_gb
+
+    @property
+    def out_of_moves(self) -> bool:
+        return self.moves is not None and self.moves <= 0
 
 
 class PlacementState:

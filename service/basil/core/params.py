@@ -19,12 +19,28 @@ CANDIDATE_ORDERS = (ORDER_LOAD_PER_GB, ORDER_LEAST_DISTURBANCE)
 
 REASON_BALANCE_IO = "balanceDatastoreIOLoad"  # Storage DRS's reason code for IO-load moves
 
+# What a round optimises (see basil.core.search and basil.core.predictive).
+OBJECTIVE_NORMALIZED_LOAD = "normalized_load"  # BASIL §5: equalise N_j = ΣL/P_j (lower f = σ/μ)
+OBJECTIVE_THROUGHPUT = "throughput"  # predicted total IOPS up (IOPS-weighted latency down), fairly
+OBJECTIVES = (OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT)
+
+# How the normalized-load objective searches (the throughput objective always uses best_move).
+SEARCH_BEST_MOVE = "best_move"  # best single move over all datastore pairs first, then swaps
+SEARCH_PAIRWISE = "pairwise"  # BASIL's Algorithm 1: subset sum between the most and least loaded
+SEARCHES = (SEARCH_BEST_MOVE, SEARCH_PAIRWISE)
+
 
 def _int_problems(value: object, path: str, minimum: int) -> list[Problem]:
     if not isinstance(value, int) or isinstance(value, bool):
         return [Problem(path, f"must be an integer, got {value!r}")]
     if value < minimum:
         return [Problem(path, f"must be at least {minimum}, got {value}")]
+    return []
+
+
+def _choice_problems(value: object, path: str, choices: tuple[str, ...]) -> list[Problem]:
+    if value not in choices:
+        return [Problem(path, f"must be one of {', '.join(choices)}, got {value!r}")]
     return []
 
 
@@ -41,7 +57,18 @@ class BalancerParams:
     - ``seed``: seeds the subset-sum trials; same snapshot and params give the same plan.
     - ``subset_trials``, ``subset_tolerance``: RGLI trials per pair, and how close to the best sum a
       trial must come to compete on candidate order instead.
-    - ``max_pair_attempts``: pairs with eligible disks tried per step before the round gives up.
+    - ``max_pair_attempts``: pairs with eligible disks tried per step before the round gives up
+      (``pairwise`` search only).
+    - ``objective``: ``normalized_load`` (BASIL's N-equalisation) or ``throughput`` (the predictive
+      goal: raise the pod's predicted total IOPS, which under a fixed number of outstanding IOs is
+      the same as cutting its IOPS-weighted latency, without making any disk much worse).
+    - ``search``: ``best_move`` (best single move over every datastore pair, then swaps) or
+      ``pairwise`` (Algorithm 1 as in the paper); the throughput objective always uses ``best_move``.
+    - ``fairness_pct``, ``fairness_ms``: the throughput objective's fairness rule: no move may raise
+      the predicted latency of any disk above max(its latency at the start of the round × (1 +
+      fairness_pct/100), that latency + fairness_ms).
+    - ``min_gain_pct``: the throughput objective moves a disk only for a predicted gain of at least
+      this share of the pod's total IOPS (a Storage vMotion costs IO of its own).
     """
 
     imbalance_threshold: float = 0.1
@@ -54,6 +81,11 @@ class BalancerParams:
     subset_trials: int = 8
     subset_tolerance: float = 0.05
     max_pair_attempts: int = 64
+    objective: str = OBJECTIVE_NORMALIZED_LOAD
+    search: str = SEARCH_BEST_MOVE
+    fairness_pct: float = 10.0
+    fairness_ms: float = 1.0
+    min_gain_pct: float = 0.5
     workload_model: WorkloadModelParams = field(default_factory=WorkloadModelParams)
     device_model: DeviceModelParams = field(default_factory=DeviceModelParams)
 
@@ -68,6 +100,11 @@ class BalancerParams:
             *_int_problems(self.seed, at("seed"), minimum=0),
             *_int_problems(self.subset_trials, at("subset_trials"), minimum=1),
             *_int_problems(self.max_pair_attempts, at("max_pair_attempts"), minimum=1),
+            *_choice_problems(self.objective, at("objective"), OBJECTIVES),
+            *_choice_problems(self.search, at("search"), SEARCHES),
+            *number_problems(self.fairness_pct, at("fairness_pct"), minimum=0),
+            *number_problems(self.fairness_ms, at("fairness_ms"), minimum=0),
+            *number_problems(self.min_gain_pct, at("min_gain_pct"), minimum=0, maximum=100),
             *self.workload_model.validate(at("workload_model")),
             *self.device_model.validate(at("device_model")),
         ]

@@ -22,6 +22,36 @@ STOP_BUDGET_MOVES = "budget_moves"
 STOP_BUDGET_GB = "budget_gb"
 STOP_NOTHING_TO_BALANCE = "nothing_to_balance"  # fewer than two datastores take part
 STOP_LATENCY_BELOW_THRESHOLD = "latency_below_threshold"  # no datastore above the I/O latency threshold
+STOP_NO_GAIN = "no_gain"  # throughput objective: no fair move gains min_gain_pct of the pod's IOPS
+
+# How a move was found (Move.kind).
+KIND_MOVE = "move"  # the best single move of its step
+KIND_SWAP = "swap"  # one half of a swap (two moves that exchange units between two datastores)
+
+
+@dataclass(frozen=True, slots=True)
+class DatastoreEffect:
+    """A datastore's predicted state before and after one move; every disk on it sees its latency."""
+
+    datastore: str
+    normalized_load_before: float  # N = ΣL/P (BASIL eq. 5)
+    normalized_load_after: float
+    latency_ms_before: float  # predicted (basil.core.predictive)
+    latency_ms_after: float
+    iops_before: float
+    iops_after: float
+    disks_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiskEffect:
+    """A moved disk's predicted latency and IOPS before and after its move (Little's law)."""
+
+    disk: str
+    latency_ms_before: float
+    latency_ms_after: float
+    iops_before: float
+    iops_after: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +77,14 @@ class Move:
     target_new: bool
     reason_code: str
     reason: str
+    objective: str = "normalized_load"
+    kind: str = KIND_MOVE
+    datastore_effects: tuple[DatastoreEffect, ...] = ()  # source, then target
+    disk_effects: tuple[DiskEffect, ...] = ()  # the moved disks
+    pod_iops_before: float | None = None  # predicted total IOPS of the pod
+    pod_iops_after: float | None = None
+    pod_latency_ms_before: float | None = None  # predicted IOPS-weighted latency of the pod
+    pod_latency_ms_after: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +108,12 @@ class PodOutcome:
     stop: str
     stop_reason: str
     excluded: tuple[str, ...]  # datastores left out of the balance (maintenance)
+    objective: str = "normalized_load"
+    iops_before: float | None = None  # predicted total IOPS (basil.core.predictive)
+    iops_after: float | None = None
+    latency_ms_before: float | None = None  # predicted IOPS-weighted latency
+    latency_ms_after: float | None = None
+    swaps: int = 0  # swaps among the moves (each counts two moves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +191,28 @@ def _state(plan: Plan, which: str) -> dict[str, Any]:
     }
 
 
+def _effect_dict(e: DatastoreEffect) -> dict[str, Any]:
+    return {
+        "datastore": e.datastore,
+        "n_before": e.normalized_load_before,
+        "n_after": e.normalized_load_after,
+        "latency_ms_before": e.latency_ms_before,
+        "latency_ms_after": e.latency_ms_after,
+        "iops_before": e.iops_before,
+        "iops_after": e.iops_after,
+        "disks_after": e.disks_after,
+    }
+
+
+def _disk_effect_dict(e: DiskEffect) -> dict[str, Any]:
+    return {
+        "latency_ms_before": e.latency_ms_before,
+        "latency_ms_after": e.latency_ms_after,
+        "iops_before": e.iops_before,
+        "iops_after": e.iops_after,
+    }
+
+
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """The JSON form of a plan (``basil recommend --json``)."""
     moves: list[dict[str, Any]] = []
@@ -175,6 +241,14 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                         "imbalance_before": m.imbalance_before,
                         "imbalance_after": m.imbalance_after,
                         "target_new": m.target_new,
+                        "objective": m.objective,
+                        "kind": m.kind,
+                        "pod_iops_before": m.pod_iops_before,
+                        "pod_iops_after": m.pod_iops_after,
+                        "pod_latency_ms_before": m.pod_latency_ms_before,
+                        "pod_latency_ms_after": m.pod_latency_ms_after,
+                        "datastores": [_effect_dict(e) for e in m.datastore_effects],
+                        "disk": next((_disk_effect_dict(e) for e in m.disk_effects if e.disk == disk), None),
                     },
                 }
             )
@@ -194,6 +268,12 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                     "stop": o.stop,
                     "stop_reason": o.stop_reason,
                     "excluded": list(o.excluded),
+                    "objective": o.objective,
+                    "iops_before": o.iops_before,
+                    "iops_after": o.iops_after,
+                    "latency_ms_before": o.latency_ms_before,
+                    "latency_ms_after": o.latency_ms_after,
+                    "swaps": o.swaps,
                 }
                 for o in plan.pods
             },

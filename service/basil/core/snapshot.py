@@ -34,6 +34,8 @@ naive ones read as UTC)::
         "candidate_order": "load_per_gb" | "least_disturbance", "ping_pong_hours", "now", "seed",
         "splittable_vms": [vm], "anti_affinity": [[vm, vm, ...]], "excluded_vms": [vm],
         "subset_trials", "subset_tolerance", "max_pair_attempts",
+        "objective": "normalized_load" | "throughput", "search": "best_move" | "pairwise",
+        "fairness_pct", "fairness_ms", "min_gain_pct",
         "workload_model": {"k1", "k2", "k3", "k4", "percentile", "window_hours",
                            "sequential_random_pct", "writes_read_pct",
                            "sequential_class_random_pct", "write_heavy_read_pct", "burst_ratio"},
@@ -314,6 +316,11 @@ _OPTION_NAMES = (
     "subset_trials",
     "subset_tolerance",
     "max_pair_attempts",
+    "objective",
+    "search",
+    "fairness_pct",
+    "fairness_ms",
+    "min_gain_pct",
     "workload_model",
     "device_model",
 )
@@ -614,6 +621,15 @@ def _device_model_options(r: _Reader, raw: object) -> DeviceModelParams | None:
     return dataclasses.replace(DeviceModelParams(), **given)
 
 
+def _string_options(r: _Reader, obj: Mapping[str, Any], path: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for key in ("candidate_order", "objective", "search"):
+        text = r.string(obj, key, path)
+        if text is not None:
+            found[key] = text
+    return found
+
+
 def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | None]:
     defaults = BalancerParams()
     obj = r.mapping(raw, "options", (), _OPTION_NAMES)
@@ -621,7 +637,16 @@ def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | No
         return defaults, Rules(), None
     path = "options"
     values: dict[str, Any] = {}
-    for key in ("imbalance_threshold", "max_gb", "space_headroom_pct", "ping_pong_hours", "subset_tolerance"):
+    for key in (
+        "imbalance_threshold",
+        "max_gb",
+        "space_headroom_pct",
+        "ping_pong_hours",
+        "subset_tolerance",
+        "fairness_pct",
+        "fairness_ms",
+        "min_gain_pct",
+    ):
         v = r.number(obj, key, path)
         if v is not None:
             values[key] = v
@@ -629,9 +654,7 @@ def _options(r: _Reader, raw: object) -> tuple[BalancerParams, Rules, float | No
         n = r.integer(obj, key, path)
         if n is not None:
             values[key] = n
-    order = r.string(obj, "candidate_order", path)
-    if order is not None:
-        values["candidate_order"] = order
+    values.update(_string_options(r, obj, path))
     now = r.time(obj, "now", path)
 
     if "workload_model" in obj:
@@ -814,6 +837,11 @@ def _params_document(params: BalancerParams) -> dict[str, Any]:
         "subset_trials": params.subset_trials,
         "subset_tolerance": params.subset_tolerance,
         "max_pair_attempts": params.max_pair_attempts,
+        "objective": params.objective,
+        "search": params.search,
+        "fairness_pct": params.fairness_pct,
+        "fairness_ms": params.fairness_ms,
+        "min_gain_pct": params.min_gain_pct,
         "workload_model": {
             "k1": wm.constants.k1,
             "k2": wm.constants.k2,

@@ -1,0 +1,203 @@
+"""The predictive model behind the throughput objective: latency and IOPS of every datastore and disk
+of a pod, as a function of where the disks are.
+
+Per datastore j the device model gives latency as a line in its outstanding IOs (BASIL §4):
+``lat_j = a_j + s_j · X_j`` ms, with ``s_j = 1 / P_j`` and ``a_j`` the fit's intercept. ``X_j`` is the
+datastore's load in outstanding IOs of a typical mix (below). Every disk sees its datastore's
+latency, and keeps its own outstanding IOs ``o_i`` whatever the latency (a closed loop, as an
+application with a fixed queue depth behaves), so Little's law gives its throughput
+``IOPS_i = 1000 · o_i / lat_j``. With the outstanding IOs fixed, the pod's IOPS-weighted latency
+is ``1000 · Σo / ΣIOPS``: raising the total IOPS and cutting the IOPS-weighted latency are one goal.
+
+Load of a disk. An IO's cost depends on its mix (eq. 1): ``c_i = (K2 + size)(K3 + read)(K4 +
+random)``. A disk's load in typical outstanding IOs is ``x_i = o_i · c_i / c_ref`` with ``c_ref`` the
+median ``c`` of the snapshot's disks, so a typical disk's ``x`` is its OIO. A disk known only by its
+``L`` counts ``x = o = L / c_ref``.
+
+Sequential streams. eq. 1's ``K4 + random`` makes a sequential disk cheap, which holds while the
+array sees it alone. Interleaved with other disks' IO its next IO finds the heads elsewhere about as
+often as other disks' IOs come between two of its own, so its effective random share is
+``r + (1 − r)(1 − o_i / O_j)`` (``O_j`` the datastore's outstanding IOs) and its cost grows by the
+ratio of eq. 1's random factors. Summed over a datastore that is ``X_j = A_j − B_j / O_j`` with
+``A_j = Σ x_i (K4 + 1)/(K4 + r_i)`` and ``B_j = Σ x_i (1 − r_i) o_i / (K4 + r_i)``: both add up, so a
+move changes them in O(1). A random disk (r = 1) counts ``x_i`` wherever it is; a lone sequential
+stream counts its cheap ``x_i``; mixed, it loses its sequential benefit.
+
+Intercepts. A fitted model's intercept is used when positive. A datastore without one (P given, or
+new) takes the pod's median ratio intercept/slope of the models that have one times its own slope,
+or, when none has, one slope (``a = s``: one IO costs at least what one more queued IO adds). With a
+zero intercept a device would deliver P IOs per ms at any load and no move could change its
+throughput, so the assumption is stated instead of hidden.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from basil.core.normalized_load import Models
+from basil.core.workload_model import WorkloadConstants, WorkloadParams
+
+# The mix assumed for c_ref when no disk of the snapshot has a workload model: 8 KB, 70 % reads,
+# fully random (a typical OLTP disk).
+_DEFAULT_MIX = WorkloadParams(oio=1.0, io_size_kb=8.0, read_pct=70.0, random_pct=100.0)
+INTERCEPT_DEFAULT_SLOPES = 1.0  # a = s when nothing better is known (see the module docstring)
+
+Array = npt.NDArray[np.float64]
+
+
+def _mix_cost(w: WorkloadParams, k: WorkloadConstants) -> float:
+    return (k.k2 + w.io_size_kb) * (k.k3 + w.read_pct / 100.0) * (k.k4 + w.random_pct / 100.0)
+
+
+@dataclass(frozen=True, slots=True)
+class DiskDemand:
+    """One disk's outstanding IOs and its terms of X (see the module docstring)."""
+
+    oio: float  # o_i
+    a: float  # x_i (K4 + 1)/(K4 + r_i): its cost when fully interleaved
+    b: float  # x_i (1 − r_i) o_i/(K4 + r_i): what being alone takes off, times O_j
+    sequential: bool  # random share below one half: gains from running alone
+
+
+def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
+    """Every disk's demand, from its workload model when it has one, else from its L."""
+    costs = [_mix_cost(m.workload, constants) for m in models.disks.values() if m.workload is not None]
+    c_ref = float(np.median(costs)) if costs else _mix_cost(_DEFAULT_MIX, constants)
+    if not (math.isfinite(c_ref) and c_ref > 0):
+        c_ref = 1.0
+    k4 = constants.k4
+    result: dict[str, DiskDemand] = {}
+    for disk_id, m in models.disks.items():
+        w = m.workload
+        if w is None or m.load <= 0:
+            x = max(m.load, 0.0) / c_ref
+            result[disk_id] = DiskDemand(oio=x, a=x, b=0.0, sequential=False)
+            continue
+        o = max(w.oio, 0.0)
+        x = o * _mix_cost(w, constants) / c_ref
+        r = min(max(w.random_pct / 100.0, 0.0), 1.0)
+        denominator = k4 + r
+        if denominator <= 0 or r >= 1.0:
+            result[disk_id] = DiskDemand(oio=o, a=x, b=0.0, sequential=False)
+            continue
+        result[disk_id] = DiskDemand(
+            oio=o,
+            a=x * (k4 + 1.0) / denominator,
+            b=x * (1.0 - r) * o / denominator,
+            sequential=r < 0.5,
+        )
+    return result
+
+
+def device_lines(models: Models, names: Sequence[str]) -> tuple[Array, Array, tuple[str, ...]]:
+    """Intercepts a_j and slopes s_j (ms, ms per IO) of *names*, and how each intercept was chosen."""
+    slopes = np.array([1.0 / models.datastores[n].effective_performance for n in names], dtype=np.float64)
+    fitted: list[float | None] = []
+    for n in names:
+        fit = models.datastores[n].fit
+        intercept = fit.intercept if fit is not None and fit.ok else None
+        fitted.append(
+            intercept if intercept is not None and math.isfinite(intercept) and intercept > 0 else None
+        )
+    ratios = [f / float(s) for f, s in zip(fitted, slopes, strict=True) if f is not None]
+    ratio = float(np.median(ratios)) if ratios else INTERCEPT_DEFAULT_SLOPES
+    intercepts = np.empty(len(names), dtype=np.float64)
+    sources: list[str] = []
+    for i, f in enumerate(fitted):
+        if f is not None:
+            intercepts[i] = f
+            sources.append("fitted")
+        else:
+            intercepts[i] = ratio * float(slopes[i])
+            sources.append("pod_ratio" if ratios else "one_slope")
+    return intercepts, slopes, tuple(sources)
+
+
+class PredictiveState:
+    """Latency and IOPS of a pod's datastores as units move; every update is O(1).
+
+    ``A``, ``B``, ``O`` are per datastore (see the module docstring); a unit brings its own sums.
+    Plain lists, for fast scalar updates; :meth:`latencies` and :meth:`arrays` give numpy views.
+    """
+
+    def __init__(self, intercepts: Array, slopes: Array) -> None:
+        d = len(intercepts)
+        self.a: list[float] = [float(v) for v in intercepts]
+        self.s: list[float] = [float(v) for v in slopes]
+        self.A: list[float] = [0.0] * d
+        self.B: list[float] = [0.0] * d
+        self.O: list[float] = [0.0] * d
+        self.count: list[int] = [0] * d
+
+    def add(self, j: int, a: float, b: float, o: float, disks: int) -> None:
+        self.A[j] += a
+        self.B[j] += b
+        self.O[j] += o
+        self.count[j] += disks
+
+    def latency(self, j: int) -> float:
+        return latency_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+
+    def iops(self, j: int) -> float:
+        return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+
+    def arrays(self) -> tuple[Array, Array, Array, Array]:
+        """Latency, slope, O and B per datastore, as arrays."""
+        a = np.array(self.a, dtype=np.float64)
+        s = np.array(self.s, dtype=np.float64)
+        big_a = np.array(self.A, dtype=np.float64)
+        big_b = np.array(self.B, dtype=np.float64)
+        o = np.array(self.O, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(o > 0, big_a - big_b / np.where(o > 0, o, 1.0), 0.0)
+        latency: Array = a + s * np.maximum(x, 0.0)
+        return latency, s, o, big_b
+
+    def latencies(self) -> Array:
+        return self.arrays()[0]
+
+    def total_iops(self) -> float:
+        latency, _, o, _ = self.arrays()
+        return float((1000.0 * o / latency).sum())
+
+    def weighted_latency(self) -> float:
+        """The pod's IOPS-weighted mean latency, ms (Little: Σo / ΣIOPS, in ms)."""
+        total = self.total_iops()
+        return 1000.0 * sum(self.O) / total if total > 0 else 0.0
+
+
+def latency_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:
+    """lat = a + s · X with X = A − B/O (0 for an empty datastore)."""
+    if o <= 0:
+        return a
+    return a + s * max(big_a - big_b / o, 0.0)
+
+
+def iops_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:
+    if o <= 0:
+        return 0.0
+    return 1000.0 * o / latency_of(a, s, big_a, big_b, o)
+
+
+def allowed_latency(latency_ms: float, fairness_pct: float, fairness_ms: float, pod_ms: float = 0.0) -> float:
+    """The fairness rule: the highest latency a disk that had *latency_ms* at the start of the round
+    may be predicted to get: its own plus ``fairness_pct`` % or plus ``fairness_ms``, or the pod's
+    IOPS-weighted latency at the start (*pod_ms*), whichever is highest. No disk ends much worse
+    than it was, or worse than the average IO of the pod was."""
+    return max(latency_ms * (1.0 + fairness_pct / 100.0), latency_ms + fairness_ms, pod_ms)
+
+
+def unit_sums(demands: Mapping[str, DiskDemand], disks: Iterable[str]) -> tuple[float, float, float]:
+    """A unit's A, B and O (sums over its disks)."""
+    a = b = o = 0.0
+    for d in disks:
+        demand = demands[d]
+        a += demand.a
+        b += demand.b
+        o += demand.oio
+    return a, b, o

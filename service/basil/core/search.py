@@ -1,0 +1,937 @@
+"""Best-move-first search over every datastore pair of a pod, for both objectives of the balancer.
+
+Each step takes the single move (one unit to one datastore) that improves the pod's objective the
+most, over all sources and targets allowed by the hard constraints and the round's budgets, not
+only the most and least loaded pair. When no single move improves it, swaps (a unit from x to y and
+one from y to x, whose net effect is a load difference finer than any unit) are tried as local
+improvement. A unit moves at most once per round.
+
+Objectives:
+
+- ``normalized_load`` (BASIL §5): lower f = σ/μ of N_j = ΣL/P_j (eq. 5). Moving a load ℓ from x to
+  y changes ΣN by γℓ and ΣN² by αℓ + βℓ² (α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y²,
+  γ = 1/P_y − 1/P_x), so f² + 1 = d·ΣN²/(ΣN)² is a ratio of a quadratic to the square of a line in ℓ.
+  Its stationary point is ℓ* = (2γΣN² − αΣN)/(2βΣN − αγ), and in s = 1/ΣN' it is a quadratic, so
+  over the loads of a source's units its minimum lies next to ℓ* or at the smallest or largest
+  unit. Per pair, the continuous minimum over [smallest, largest] unit is a lower bound on f for
+  every unit of that pair: pairs are visited in the order of that bound (a K×D array, vectorised)
+  and the visit stops once no remaining pair's bound beats the best move found, which makes each
+  step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
+  pair is considered; above, the sources with the highest N and the highest gradient
+  (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move lies unless the
+  pod is tiny; when they yield no move, four times as many are considered (once) before the round
+  says no move helps. In such large pods a step also takes further moves from its pair
+  order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
+  least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
+  target below its source's N before the move (f alone would also reward piling load onto a slow
+  datastore).
+- ``throughput`` (basil.core.predictive): raise the pod's predicted total IOPS by at least
+  ``min_gain_pct``, which cuts its IOPS-weighted latency as much, with the fairness rule: no disk's
+  predicted latency may exceed max(start × (1 + fairness_pct/100), start + fairness_ms, the pod's
+  IOPS-weighted latency at the start), the start being its latency at the beginning of the round.
+  Pairs are ordered by the gain of moving the continuous optimum amount of typical IO between them
+  (equal marginal IOPS per IO on both sides), plus, for datastores holding sequential streams, the
+  emptiest targets (isolating a stream gives back its sequential benefit); every pair of a pod of
+  up to ``_EXACT_PAIRS`` datastores, and the best few of a larger one, are evaluated exactly.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from basil.core.constraints import Budget, PlacementState, Unit
+from basil.core.normalized_load import Models, imbalance
+from basil.core.params import OBJECTIVE_THROUGHPUT, REASON_BALANCE_IO, BalancerParams
+from basil.core.plan import (
+    KIND_MOVE,
+    KIND_SWAP,
+    STOP_BALANCED,
+    STOP_BUDGET_GB,
+    STOP_BUDGET_MOVES,
+    STOP_NO_GAIN,
+    STOP_NO_IMPROVING_MOVE,
+    STOP_NOTHING_TO_BALANCE,
+    DatastoreEffect,
+    DiskEffect,
+    Move,
+    PodOutcome,
+    PodState,
+)
+from basil.core.predictive import (
+    DiskDemand,
+    PredictiveState,
+    allowed_latency,
+    device_lines,
+    latency_of,
+    unit_sums,
+)
+from basil.core.snapshot import Datastore
+from basil.core.workload_model import FLAG_TEXT
+
+Array = npt.NDArray[np.float64]
+
+_EPSILON = 1e-12
+# Below this f, f from ΣN and ΣN² carries rounding errors of its own size: the pod counts as even.
+_F_FLOOR = 1e-4
+_FULL_PAIRS = 64  # up to this many datastores, every source is paired with every target
+_SOURCES = 12  # above it: this many sources by N and as many by gradient
+_TARGETS = 24  # and this many targets by N and as many by gradient
+_PAIRS_AT_ONCE = 128  # pairs taken from the bound array per partial sort
+_SCAN = 24  # units skipped at most while looking for an allowed neighbour
+_EXACT_UNITS = 48  # throughput: every unit of a source with at most this many is evaluated
+_THROUGHPUT_PAIRS = 8  # throughput: pairs evaluated exactly per step (pods over _EXACT_PAIRS)
+_EXACT_PAIRS = 12  # throughput: up to this many datastores every pair is evaluated exactly
+_SWAP_PAIRS = 6  # pairs tried for swaps
+_SWAP_UNITS = 32  # units per side tried for swaps
+_MAX_WIDTH = 4  # large pods: at most this many times _SOURCES and _TARGETS (see _widen)
+_BATCH_PER = 50  # pods of more than _FULL_PAIRS datastores: up to d / _BATCH_PER moves per step
+_BATCH_RATIO = 0.8  # a further move of a step must gain at least this share of its best move's gain
+
+
+@dataclass(slots=True)
+class _Choice:
+    gain: float
+    unit: int
+    x: int
+    y: int
+    other: int = -1  # the unit coming back from y to x in a swap
+
+
+class _RunnersUp:
+    """A step's pairs after its best one, in bound order: (bound, x, y, ideal amount, highest key)."""
+
+    def __init__(
+        self,
+        flat: Array,
+        order: npt.NDArray[np.int64],
+        *,
+        sources: list[int],
+        targets: list[int],
+        star: Array,
+        high: Array,
+    ) -> None:
+        width = len(targets)
+        self.rows = list(
+            zip(
+                flat[order].tolist(),
+                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
+                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
+                star.ravel()[order].tolist(),
+                high.ravel()[order].tolist(),
+                strict=True,
+            )
+        )
+
+    def __iter__(self) -> Iterator[tuple[float, int, int, float, float]]:
+        return iter(self.rows)
+
+
+def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
+    """Indices of the *count* largest values, largest first (ties: lower index first)."""
+    if count <= 0:
+        return np.empty(0, dtype=np.int64)
+    whole = count >= values.size
+    picked = np.arange(values.size) if whole else np.argpartition(-values, count - 1)[:count]
+    order: npt.NDArray[np.int64] = picked[np.lexsort((picked, -values[picked]))]
+    return order
+
+
+def _f_from_sums(total: float, squares: float, d: int) -> float:
+    if total <= 0:
+        return 0.0
+    ratio = squares / total / total
+    if not math.isfinite(ratio):
+        return 0.0
+    return math.sqrt(max(d * ratio - 1.0, 0.0))
+
+
+class BestMoveSearch:
+    """One pod's round under the best-move-first search (either objective)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        members: Sequence[Datastore],
+        units: Sequence[Unit],
+        models: Models,
+        state: PlacementState,
+        budget: Budget,
+        params: BalancerParams,
+        disk_sizes: Mapping[str, float],
+        demands: Mapping[str, DiskDemand],
+    ) -> None:
+        self.name = name
+        self.params = params
+        self.state = state
+        self.budget = budget
+        self.models = models
+        self.disk_sizes = disk_sizes
+        self.demands = demands
+        self.throughput = params.objective == OBJECTIVE_THROUGHPUT
+        self.excluded = tuple(ds.name for ds in members if ds.maintenance)
+        self.names = [ds.name for ds in members if not ds.maintenance]
+        self.position = {n: i for i, n in enumerate(self.names)}
+        d = len(self.names)
+        self.d = d
+        self.P: Array = np.array(
+            [models.datastores[n].effective_performance for n in self.names], dtype=np.float64
+        )
+        self.new = [models.datastores[n].new for n in self.names]
+        self.S: Array = np.zeros(d, dtype=np.float64)
+        intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
+        self.pred = PredictiveState(intercepts, slopes)
+        self.units: list[Unit] = []
+        self.src: list[int] = []
+        self.ua: list[float] = []
+        self.ub: list[float] = []
+        self.uo: list[float] = []
+        self._load_units(units)
+        self.movable = self._movable_pools()
+        self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
+        self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
+        self.runners_up: _RunnersUp | None = None
+        self.key_min: Array = np.full(d, np.inf)
+        self.key_max: Array = np.full(d, -np.inf)
+        for j in range(d):
+            self._bounds(j)
+        self.N: Array = self.S / self.P
+        self._resum()
+        self.f = self._exact_f()
+        self.cap, self.unit_cap = self._fairness_caps()
+        self.iops_now = self.pred.total_iops()
+        self.total_oio = sum(self.pred.O)
+        self.before = self._pod_state()
+        self.iops_before = self.iops_now
+        self.latency_before = self.pred.weighted_latency()
+        self.moves = 0
+        self.swaps = 0
+        self.gb = 0.0
+        self.stop = ""
+        self.stop_reason = ""
+        self.budget_blocked = False
+        if d < 2:
+            self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
+
+    def _fairness_caps(self) -> tuple[list[float], list[float]]:
+        """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
+        was on it this round; none while empty) and each unit's own allowance, from where it started."""
+        params = self.params
+        lat0 = self.pred.latencies()
+        pod = self.pred.weighted_latency()
+        fair = [allowed_latency(float(v), params.fairness_pct, params.fairness_ms, pod) for v in lat0]
+        caps = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(self.d)]
+        return caps, [fair[self.src[u]] for u in range(len(self.units))]
+
+    def _load_units(self, units: Sequence[Unit]) -> None:
+        """This pod's units (movable or not), with their sums for both models."""
+        demands = self.demands
+        for unit in units:
+            i = self.position.get(unit.datastore)
+            if i is None:
+                continue
+            a, b, o = unit_sums(demands, unit.disks)
+            self.units.append(unit)
+            self.src.append(i)
+            self.ua.append(a)
+            self.ub.append(b)
+            self.uo.append(o)
+            self.S[i] += unit.load
+            self.pred.add(i, a, b, o, len(unit.disks))
+
+    def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
+        """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
+        the candidate order of §5 (rank), which also breaks ties between equally good moves."""
+        order = self.params.candidate_order
+        by_preference = sorted(range(len(self.units)), key=lambda u: (self.units[u].preference(order), u))
+        self.rank = [0] * len(self.units)
+        for r, uid in enumerate(by_preference):
+            self.rank[uid] = r
+        pools: list[list[tuple[float, int, int]]] = [[] for _ in range(self.d)]
+        for uid, unit in enumerate(self.units):
+            if unit.pinned is None:
+                pools[self.src[uid]].append((self._key(uid), self.rank[uid], uid))
+        for pool in pools:
+            pool.sort()
+        return pools
+
+    # --- bookkeeping -----------------------------------------------------------------------------
+
+    def _key(self, uid: int) -> float:
+        return self.uo[uid] if self.throughput else self.units[uid].load
+
+    def _exact_f(self) -> float:
+        """f from the sums, or, where their rounding matters (small f), from every N."""
+        f = _f_from_sums(self.total, self.squares, self.d)
+        return imbalance(self.N) if f < 1e-3 else f
+
+    def _resum(self) -> None:
+        self.total = float(self.N.sum())
+        self.squares = float(np.dot(self.N, self.N))
+
+    def _pod_state(self) -> PodState:
+        return PodState(imbalance(self.N), {n: float(v) for n, v in zip(self.names, self.N, strict=True)})
+
+    def _finish(self, code: str, reason: str) -> None:
+        if not self.stop:
+            self.stop, self.stop_reason = code, reason
+
+    @property
+    def done(self) -> bool:
+        return bool(self.stop)
+
+    def outcome(self) -> PodOutcome:
+        return PodOutcome(
+            pod=self.name,
+            threshold=self.params.imbalance_threshold,
+            before=self.before,
+            after=self._pod_state(),
+            moves=self.moves,
+            gb=self.gb,
+            stop=self.stop,
+            stop_reason=self.stop_reason,
+            excluded=self.excluded,
+            objective=self.params.objective,
+            iops_before=self.iops_before,
+            iops_after=self.pred.total_iops(),
+            latency_ms_before=self.latency_before,
+            latency_ms_after=self.pred.weighted_latency(),
+            swaps=self.swaps,
+        )
+
+    # --- the step --------------------------------------------------------------------------------
+
+    def step(self, first_number: int) -> list[Move]:
+        """The best single move (or swap) of this pod now; marks the pod done when there is none."""
+        threshold = self.params.imbalance_threshold
+        if not self.throughput and self.f <= threshold:
+            self._finish(STOP_BALANCED, f"imbalance {self.f:.3f} is at or below the threshold {threshold:g}")
+            return []
+        if self.budget.out_of_moves:
+            self._finish(STOP_BUDGET_MOVES, "the round's move budget is spent")
+            return []
+        if not self.throughput and self.f < _F_FLOOR:
+            self._finish(
+                STOP_NO_IMPROVING_MOVE,
+                f"imbalance {self.f:.2g} is below {_F_FLOOR:g}, where rounding is as large as any gain",
+            )
+            return []
+        self.budget_blocked = False
+        choice = self._best_move()
+        while choice is None and self._widen():
+            choice = self._best_move()
+        if choice is not None:
+            moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
+            if self.runners_up is not None:
+                moves += self._batch(choice.gain, {choice.x, choice.y}, first_number + 1)
+            return moves
+        swap = self._best_swap()
+        if swap is not None:
+            return self._apply_swap(swap, first_number)
+        self._finish_without_move()
+        return []
+
+    def _batch(self, first_gain: float, used: set[int], number: int) -> list[Move]:
+        """In a large pod, more moves from the same step's pair order: each on datastores no move of
+        this step touched, re-evaluated exactly in the current state, and taken only while it gains
+        at least ``_BATCH_RATIO`` of the step's best move (so the order stays close to best-first)."""
+        moves: list[Move] = []
+        floor = _BATCH_RATIO * first_gain
+        assert self.runners_up is not None
+        for bound, x, y, ideal, high in self.runners_up:
+            if len(moves) >= self.batch_size or bound < floor:
+                break
+            if x in used or y in used or not self.movable[x]:
+                continue
+            if self.f <= self.params.imbalance_threshold or self.budget.out_of_moves:
+                break
+            best: _Choice | None = None
+            for uid in self._neighbours(x, y, ideal, high, 1):
+                g = self._n_gain(x, y, self.units[uid].load)
+                if g is not None and g >= floor and self._better(g, uid, best):
+                    best = _Choice(g, uid, x, y)
+            if best is not None:
+                moves.append(self._apply(best.unit, x, y, number=number + len(moves)))
+                used |= {x, y}
+        return moves
+
+    def _min_gain(self) -> float:
+        if self.throughput:
+            return max(self.params.min_gain_pct / 100.0 * self.iops_now, _EPSILON)
+        return _EPSILON
+
+    def _finish_without_move(self) -> None:
+        if self.budget_blocked:
+            self._finish(
+                STOP_BUDGET_GB, "the disks that could still improve the pod exceed the round's GB budget"
+            )
+            return
+        if self.throughput:
+            self._finish(
+                STOP_NO_GAIN,
+                f"no move or swap allowed by the constraints and the fairness rule raises the pod's "
+                f"predicted IOPS ({self.iops_now:.0f}) by {self.params.min_gain_pct:g} % or more",
+            )
+            return
+        threshold = self.params.imbalance_threshold
+        reason = (
+            f"no eligible disk or swap of disks lowers the imbalance {self.f:.3f} any further "
+            f"(threshold {threshold:g})"
+        )
+        filled = [n for n, new in zip(self.names, self.new, strict=True) if new and self.state.received[n]]
+        if filled:
+            reason += (
+                f"; {', '.join(filled)} took the one unit a datastore without a device model may take "
+                "per round: the next round, with measured models, goes on (BASIL §6.3)"
+            )
+        self._finish(STOP_NO_IMPROVING_MOVE, reason)
+
+    # --- constraints -------------------------------------------------------------------------------
+
+    def _allowed(self, uid: int, y: int) -> bool:
+        unit = self.units[uid]
+        if not self.state.allows(unit, self.names[y]):
+            return False
+        if not self.budget.allows(unit):
+            self.budget_blocked = True
+            return False
+        return True
+
+    # --- exact gains -------------------------------------------------------------------------------
+
+    def _n_gain(self, x: int, y: int, amount: float) -> float | None:
+        """Fall of f when load *amount* goes from x to y (negative amount: from y to x); None when
+        the target would end at or above the source's N before the move."""
+        nx_old, ny_old = float(self.N[x]), float(self.N[y])
+        nx = (float(self.S[x]) - amount) / float(self.P[x])
+        ny = (float(self.S[y]) + amount) / float(self.P[y])
+        if amount > 0 and ny >= nx_old:
+            return None
+        if amount < 0 and nx >= ny_old:
+            return None
+        total = self.total + (nx - nx_old) + (ny - ny_old)
+        squares = self.squares + (nx * nx - nx_old * nx_old) + (ny * ny - ny_old * ny_old)
+        return self.f - _f_from_sums(total, squares, self.d)
+
+    def _iops_gain(
+        self, x: int, y: int, sums: tuple[float, float, float], *, cap_x: float, cap_y: float
+    ) -> float | None:
+        """Predicted IOPS gained when sums (da, db, do) go from x to y; None when a disk on either
+        side would exceed its fairness cap."""
+        p = self.pred
+        da, db, do = sums
+        ax, bx, ox = p.A[x] - da, p.B[x] - db, p.O[x] - do
+        ay, by, oy = p.A[y] + da, p.B[y] + db, p.O[y] + do
+        a_x, s_x, a_y, s_y = p.a[x], p.s[x], p.a[y], p.s[y]
+        lx = latency_of(a_x, s_x, ax, bx, ox)
+        ly = latency_of(a_y, s_y, ay, by, oy)
+        if (ox > 0 and lx > cap_x + 1e-9) or (oy > 0 and ly > cap_y + 1e-9):
+            return None
+        before = p.iops(x) + p.iops(y)
+        after = (1000.0 * ox / lx if ox > 0 else 0.0) + (1000.0 * oy / ly if oy > 0 else 0.0)
+        return after - before
+
+    def _move_gain(self, uid: int, x: int, y: int) -> float | None:
+        if self.throughput:
+            cap_y = min(self.cap[y], self.unit_cap[uid])
+            sums = (self.ua[uid], self.ub[uid], self.uo[uid])
+            return self._iops_gain(x, y, sums, cap_x=self.cap[x], cap_y=cap_y)
+        return self._n_gain(x, y, self.units[uid].load)
+
+    def _swap_gain(self, u: int, x: int, v: int, y: int) -> float | None:
+        if self.throughput:
+            cap_x = min(self.cap[x], self.unit_cap[v])
+            cap_y = min(self.cap[y], self.unit_cap[u])
+            sums = (self.ua[u] - self.ua[v], self.ub[u] - self.ub[v], self.uo[u] - self.uo[v])
+            return self._iops_gain(x, y, sums, cap_x=cap_x, cap_y=cap_y)
+        amount = self.units[u].load - self.units[v].load
+        if amount == 0:
+            return None
+        return self._n_gain(x, y, amount)
+
+    # --- candidate pairs ---------------------------------------------------------------------------
+
+    def _widen(self) -> bool:
+        """Consider four times as many sources and targets from now on; False when all already are,
+        or when the widest set (``_MAX_WIDTH``) is reached: beyond it each step of a large pod's
+        tail would cost d² evaluations for gains of a hundredth of a per cent."""
+        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d or self.width >= _MAX_WIDTH:
+            return False
+        self.width *= 4
+        return True
+
+    def _sources_targets(self, score: Array, low_is_target: bool) -> tuple[list[int], list[int]]:
+        """Every datastore as source and target in small pods; in large ones the likeliest few (more
+        once those yield no move: see :meth:`_widen`)."""
+        has = self.key_max > -np.inf
+        if self.d <= _FULL_PAIRS or _SOURCES * self.width >= self.d:
+            return np.flatnonzero(has).tolist(), list(range(self.d))
+        count = int(np.count_nonzero(has))
+        if count == 0:
+            return [], []
+        k = min(_SOURCES * self.width, count)
+        by_n = np.where(has, self.N, -np.inf)
+        by_s = np.where(has, -score if low_is_target else score, -np.inf)
+        picked = np.concatenate((np.argpartition(-by_n, k - 1)[:k], np.argpartition(-by_s, k - 1)[:k]))
+        sources = np.unique(picked[has[picked]]).tolist()
+        j = min(_TARGETS * self.width, self.d - 1)
+        t_score = score if low_is_target else -score
+        targets = np.unique(
+            np.concatenate((np.argpartition(self.N, j)[: j + 1], np.argpartition(t_score, j)[: j + 1]))
+        ).tolist()
+        return sources, targets
+
+    def _neighbours(self, x: int, y: int, ideal: float, high: float, per_side: int) -> list[int]:
+        """Units of x allowed on y: *per_side* nearest below and above *ideal* (keys ≤ *high*), and the
+        smallest and largest of them; among units of equal key, the first in candidate order."""
+        pool = self.movable[x]
+        end = bisect.bisect_right(pool, (high, math.inf, 0))
+        if end == 0:
+            return []
+        mid = bisect.bisect_left(pool, (ideal, -1, -1), 0, end)
+        found: list[int] = []
+
+        def first_of_key(i: int) -> int:
+            # The first allowed unit of pool[i]'s key in candidate order (pool[i] itself is allowed).
+            key = pool[i][0]
+            for j in range(bisect.bisect_left(pool, (key, -1, -1), 0, i), i):
+                if self._allowed(pool[j][2], y):
+                    return pool[j][2]
+            return pool[i][2]
+
+        def scan(indices: range) -> None:
+            taken = skipped = 0
+            for i in indices:
+                uid = pool[i][2]
+                if self._allowed(uid, y):
+                    found.append(first_of_key(i))
+                    taken += 1
+                    if taken >= per_side:
+                        return
+                else:
+                    skipped += 1
+                    if skipped >= _SCAN:
+                        return
+
+        scan(range(mid - 1, -1, -1))
+        scan(range(mid, end))
+        scan(range(0, end))
+        scan(range(end - 1, -1, -1))
+        return found
+
+    def _better(self, gain: float, uid: int, best: _Choice | None) -> bool:
+        """Higher gain wins; of equal gains (to rounding) the smaller amount moved (less disturbance,
+        and Algorithm 1's preference for not overshooting), then the unit first in candidate order."""
+        if best is None:
+            return True
+        tolerance = 1e-12 * max(1.0, abs(best.gain))
+        if gain > best.gain + tolerance:
+            return True
+        if gain < best.gain - tolerance:
+            return False
+        return (self._key(uid), self.rank[uid]) < (self._key(best.unit), self.rank[best.unit])
+
+    def _best_move(self) -> _Choice | None:
+        self.runners_up = None
+        if self.throughput:
+            return self._best_move_throughput()
+        return self._best_move_n()
+
+    def _pair_bounds_n(self) -> tuple[Array, list[int], list[int], Array, Array] | None:
+        """Per (source, target): the lowest f any amount between its smallest and largest unit could
+        reach (a lower bound for every unit), and the amount reaching it."""
+        total, squares = self.total, self.squares
+        w = (self.N * total - squares) / self.P
+        sources, targets = self._sources_targets(w, low_is_target=True)
+        if not sources:
+            return None
+        xs = np.array(sources, dtype=np.int64)[:, None]
+        ys = np.array(targets, dtype=np.int64)[None, :]
+        lmin = self.key_min[xs]
+        lmax = self.key_max[xs]
+        nx, px = self.N[xs], self.P[xs]
+        ny, py = self.N[ys], self.P[ys]
+        alpha = 2.0 * (ny / py - nx / px)
+        beta = 1.0 / (px * px) + 1.0 / (py * py)
+        gamma = 1.0 / py - 1.0 / px
+        high = np.minimum(lmax, (nx - ny) * py)
+        valid = (high >= lmin) & (xs != ys)
+        den = 2.0 * beta * total - alpha * gamma
+        with np.errstate(divide="ignore", invalid="ignore"):
+            star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
+        star = np.clip(star, lmin, np.maximum(high, lmin))
+
+        def h(amount: Array) -> Array:
+            t = total + gamma * amount
+            value: Array = (squares + alpha * amount + beta * amount * amount) / (t * t)
+            return value
+
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            best = np.minimum(np.minimum(h(star), h(lmin)), h(np.maximum(high, lmin)))
+            bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
+        gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
+        return gain, sources, targets, star, high
+
+    def _best_move_n(self) -> _Choice | None:
+        bounds = self._pair_bounds_n()
+        if bounds is None:
+            return None
+        gain, sources, targets, star, high = bounds
+        flat = gain.ravel()
+        positive = int(np.count_nonzero(flat > _EPSILON))
+        if positive == 0:
+            return None
+        best: _Choice | None = None
+        width = len(targets)
+        taken = 0
+        while taken < positive:
+            count = min(_PAIRS_AT_ONCE, positive - taken)
+            order = _top(flat, taken + count)[taken:]
+            for k in order.tolist():
+                bound = float(flat[k])
+                if bound <= _EPSILON or (best is not None and bound <= best.gain):
+                    if self.batch_size and best is not None:
+                        keep = min(
+                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 4 * self.batch_size
+                        )
+                        rest = _top(flat, keep)
+                        self.runners_up = _RunnersUp(
+                            flat, rest, sources=sources, targets=targets, star=star, high=high
+                        )
+                    return best
+                i, j = divmod(k, width)
+                x, y = sources[i], targets[j]
+                for uid in self._neighbours(x, y, float(star[i, j]), float(high[i, j]), 1):
+                    g = self._n_gain(x, y, self.units[uid].load)
+                    if g is not None and g > _EPSILON and self._better(g, uid, best):
+                        best = _Choice(g, uid, x, y)
+            taken += count
+        return best
+
+    def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
+        """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
+        p = self.pred
+        lat, slope, big_o, big_b = p.arrays()
+        eff = np.maximum(lat - slope * big_o, 1e-9 * lat)  # intercept seen by one more typical IO
+        marginal = 1000.0 * eff / (lat * lat)
+        sources, targets = self._sources_targets(marginal, low_is_target=False)
+        if not sources:
+            return [], {}
+        xs = np.array(sources, dtype=np.int64)[:, None]
+        ys = np.array(targets, dtype=np.int64)[None, :]
+        lx, ly = lat[xs], lat[ys]
+        sx, sy = slope[xs], slope[ys]
+        rx, ry = np.sqrt(eff[xs]), np.sqrt(eff[ys])
+        ox, oy = big_o[xs], big_o[ys]
+        omax = self.key_max[xs]
+        cap = np.array([self.cap[y] for y in targets], dtype=np.float64)[None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            q = (ry * lx - rx * ly) / (ry * sx + rx * sy)
+            q = np.clip(q, 0.0, np.minimum(omax, np.maximum((cap - ly) / sy, 0.0)))
+            gain = (
+                1000.0 * (ox - q) / (lx - sx * q)
+                + 1000.0 * (oy + q) / (ly + sy * q)
+                - 1000.0 * ox / lx
+                - 1000.0 * oy / ly
+            )
+        gain = np.where((xs != ys) & np.isfinite(gain), gain, -np.inf)
+        flat = gain.ravel()
+        # Small pods: every pair exactly; large ones: the likeliest few.
+        count = flat.size if self.d <= _EXACT_PAIRS else min(_THROUGHPUT_PAIRS, flat.size)
+        top = np.argpartition(-flat, count - 1)[:count] if count < flat.size else np.arange(flat.size)
+        top = top[np.argsort(-flat[top], kind="stable")]
+        width = len(targets)
+        pairs: list[tuple[int, int]] = []
+        ideal: dict[tuple[int, int], float] = {}
+        for k in top.tolist():
+            if not math.isfinite(float(flat[k])):
+                continue
+            i, j = divmod(k, width)
+            pair = (sources[i], targets[j])
+            pairs.append(pair)
+            ideal[pair] = float(q[i, j])
+        # A datastore holding a sequential stream among other IO: its streams alone on the emptiest
+        # datastores (where they get their sequential benefit back).
+        emptiest = np.argsort(big_o, kind="stable")[:2].tolist()
+        for x in sources:
+            if big_b[x] > 0 and p.count[x] > 1:
+                for y in emptiest:
+                    if y != x and (x, y) not in ideal:
+                        pairs.append((x, y))
+                        ideal[(x, y)] = 0.0
+        return pairs, ideal
+
+    def _throughput_units(self, x: int, y: int, ideal: float) -> list[int]:
+        pool = self.movable[x]
+        if len(pool) <= _EXACT_UNITS:
+            return [uid for _, _, uid in pool if self._allowed(uid, y)]
+        found = self._neighbours(x, y, ideal, math.inf, 3)
+        found += [uid for _, _, uid in pool if self.ub[uid] > 0 and self._allowed(uid, y)][:8]
+        return found
+
+    def _best_move_throughput(self) -> _Choice | None:
+        pairs, ideal = self._throughput_pairs()
+        floor = self._min_gain()
+        best: _Choice | None = None
+        for x, y in pairs:
+            for uid in self._throughput_units(x, y, ideal[(x, y)]):
+                g = self._move_gain(uid, x, y)
+                if g is not None and g >= floor and self._better(g, uid, best):
+                    best = _Choice(g, uid, x, y)
+        return best
+
+    # --- swaps ---------------------------------------------------------------------------------------
+
+    def _swap_pairs(self) -> list[tuple[int, int, float]]:
+        if self.throughput:
+            pairs, ideal = self._throughput_pairs()
+            return [(x, y, ideal[(x, y)]) for x, y in pairs[:_SWAP_PAIRS]]
+        # Pairs with the widest gap in N first; the net load a swap should move is the amount that
+        # equalises the pair, (N_x − N_y)/(1/P_x + 1/P_y).
+        total, squares = self.total, self.squares
+        sources, targets = self._sources_targets((self.N * total - squares) / self.P, low_is_target=True)
+        if not sources:
+            return []
+        xs = np.array(sources, dtype=np.int64)[:, None]
+        ys = np.array(targets, dtype=np.int64)[None, :]
+        gap = self.N[xs] - self.N[ys]
+        flat = np.where(gap > 0, gap, -np.inf).ravel()
+        width = len(targets)
+        found = []
+        for k in _top(flat, min(_SWAP_PAIRS, flat.size)).tolist():
+            if flat[k] > 0:
+                x, y = sources[k // width], targets[k % width]
+                found.append((x, y, float(flat[k]) / (1.0 / float(self.P[x]) + 1.0 / float(self.P[y]))))
+        return found
+
+    def _swap_order(self, u: int, x: int, v: int, y: int) -> tuple[int, int] | None:
+        """Which half of the swap goes first so that each vMotion meets the constraints when it runs
+        (u first: 0, v first: 1), preferring u first; None when neither order works."""
+        if self.new[x] or self.new[y] or not self.budget.allows_pair(self.units[u], self.units[v]):
+            return None
+        state, ux, vy = self.state, self.units[u], self.units[v]
+        nx, ny = self.names[x], self.names[y]
+        for first in (0, 1):
+            a, b, a_from, a_to = (ux, vy, nx, ny) if first == 0 else (vy, ux, ny, nx)
+            if not state.allows(a, a_to):
+                continue
+            state.apply(a, a_from, a_to)
+            ok = state.allows(b, a_from)
+            state.apply(a, a_to, a_from)
+            if ok:
+                return (first, 0)
+        return None
+
+    def _best_swap(self) -> _Choice | None:
+        best: _Choice | None = None
+        floor = self._min_gain()
+        for x, y, ideal in self._swap_pairs():
+            xs = [uid for _, _, uid in self.movable[x]]
+            ys = self.movable[y]
+            if not xs or not ys:
+                continue
+            if len(xs) > _SWAP_UNITS:
+                mid = bisect.bisect_left(self.movable[x], (ideal, -1, -1))
+                low = max(0, mid - _SWAP_UNITS // 2)
+                xs = xs[low : low + _SWAP_UNITS]
+            for u in xs:
+                if self.throughput or len(ys) <= _SWAP_UNITS:
+                    partners = [uid for _, _, uid in ys[:_SWAP_UNITS]]
+                else:
+                    # v whose key is nearest key(u) − ideal: the net amount moved is then the ideal one.
+                    want = self._key(u) - ideal
+                    at = bisect.bisect_left(ys, (want, -1, -1))
+                    partners = [ys[i][2] for i in range(max(0, at - 2), min(len(ys), at + 2))]
+                for v in partners:
+                    g = self._swap_gain(u, x, v, y)
+                    if g is None or g < floor or (best is not None and g <= best.gain):
+                        continue
+                    if self._swap_order(u, x, v, y) is None:
+                        continue
+                    best = _Choice(g, u, x, y, other=v)
+        return best
+
+    # --- applying --------------------------------------------------------------------------------------
+
+    def _take(self, uid: int, x: int) -> None:
+        pool = self.movable[x]
+        pool.pop(bisect.bisect_left(pool, (self._key(uid), self.rank[uid], uid)))
+        self._bounds(x)
+
+    def _bounds(self, x: int) -> None:
+        """Smallest and largest key of x's movable units (−inf largest: none left)."""
+        pool = self.movable[x]
+        self.key_min[x] = pool[0][0] if pool else np.inf
+        self.key_max[x] = pool[-1][0] if pool else -np.inf
+
+    def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
+        u, x, v, y = choice.unit, choice.x, choice.other, choice.y
+        order = self._swap_order(u, x, v, y)
+        assert order is not None  # checked when the swap was chosen
+        self.swaps += 1
+        halves = [(u, x, y), (v, y, x)] if order[0] == 0 else [(v, y, x), (u, x, y)]
+        moves = []
+        for k, (uid, a, b) in enumerate(halves):
+            self._take(uid, a)
+            moves.append(self._commit(uid, a, b, number=first_number + k, kind=KIND_SWAP))
+        return moves
+
+    def _apply(self, uid: int, x: int, y: int, *, number: int) -> Move:
+        self._take(uid, x)
+        return self._commit(uid, x, y, number=number, kind=KIND_MOVE)
+
+    def _commit(self, uid: int, x: int, y: int, *, number: int, kind: str) -> Move:
+        unit = self.units[uid]
+        p = self.pred
+        nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
+        lat_x0, lat_y0 = p.latency(x), p.latency(y)
+        iops_x0, iops_y0 = p.iops(x), p.iops(y)
+        pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
+        self.S[x] -= unit.load
+        self.S[y] += unit.load
+        self.N[x] = self.S[x] / self.P[x]
+        self.N[y] = self.S[y] / self.P[y]
+        self._resum()
+        self.f = self._exact_f()
+        a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
+        p.add(x, -a, -b, -o, -disks)
+        p.add(y, a, b, o, disks)
+        lat_x1, lat_y1 = p.latency(x), p.latency(y)
+        iops_x1, iops_y1 = p.iops(x), p.iops(y)
+        self.iops_now += (iops_x1 + iops_y1) - (iops_x0 + iops_y0)
+        self.cap[y] = min(self.cap[y], self.unit_cap[uid])
+        self.state.apply(unit, self.names[x], self.names[y])
+        self.budget.spend(unit)
+        self.moves += 1
+        self.gb += unit.size_gb
+        effects = (
+            DatastoreEffect(
+                self.names[x], nx_before, float(self.N[x]), lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]
+            ),
+            DatastoreEffect(
+                self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
+            ),
+        )
+        disk_effects = tuple(
+            DiskEffect(
+                d,
+                lat_x0,
+                lat_y1,
+                1000.0 * self.demands[d].oio / lat_x0,
+                1000.0 * self.demands[d].oio / lat_y1,
+            )
+            for d in unit.disks
+        )
+        pod_lat1 = self._weighted_latency(self.iops_now)
+        return Move(
+            number=number,
+            pod=self.name,
+            vm=unit.vm,
+            disks=unit.disks,
+            disk_sizes_gb=tuple(self.disk_sizes[d] for d in unit.disks),
+            disk_loads=tuple(self.models.disks[d].load for d in unit.disks),
+            source=self.names[x],
+            target=self.names[y],
+            size_gb=unit.size_gb,
+            load=unit.load,
+            source_n_before=nx_before,
+            source_n_after=float(self.N[x]),
+            target_n_before=ny_before,
+            target_n_after=float(self.N[y]),
+            imbalance_before=f_before,
+            imbalance_after=self.f,
+            target_new=self.new[y],
+            reason_code=REASON_BALANCE_IO,
+            reason=self._reason(
+                unit,
+                effects,
+                kind=kind,
+                f_before=f_before,
+                pod_iops=(pod_iops0, self.iops_now),
+                pod_latency=(pod_lat0, pod_lat1),
+                y=y,
+            ),
+            objective=self.params.objective,
+            kind=kind,
+            datastore_effects=effects,
+            disk_effects=disk_effects,
+            pod_iops_before=pod_iops0,
+            pod_iops_after=self.iops_now,
+            pod_latency_ms_before=pod_lat0,
+            pod_latency_ms_after=pod_lat1,
+        )
+
+    def _weighted_latency(self, iops: float) -> float:
+        return 1000.0 * self.total_oio / iops if iops > 0 else 0.0
+
+    def _reason(
+        self,
+        unit: Unit,
+        effects: tuple[DatastoreEffect, DatastoreEffect],
+        *,
+        kind: str,
+        f_before: float,
+        pod_iops: tuple[float, float],
+        pod_latency: tuple[float, float],
+        y: int,
+    ) -> str:
+        src, tgt = effects
+        what = (
+            f"disk {unit.disks[0]}"
+            if len(unit.disks) == 1
+            else f"{len(unit.disks)} disks ({', '.join(unit.disks)})"
+        )
+        head = (
+            f"Move {what} of VM {unit.vm} ({unit.size_gb:.1f} GB, L = {unit.load:.4g}) "
+            f"from {src.datastore} to {tgt.datastore}: "
+        )
+        predicted = (
+            f"predicted latency {src.datastore} {src.latency_ms_before:.3g} → {src.latency_ms_after:.3g} ms, "
+            f"{tgt.datastore} {tgt.latency_ms_before:.3g} → {tgt.latency_ms_after:.3g} ms; "
+            f"pod IOPS {pod_iops[0]:.0f} → {pod_iops[1]:.0f}, IOPS-weighted latency "
+            f"{pod_latency[0]:.3g} → {pod_latency[1]:.3g} ms."
+        )
+        swap = (
+            " One half of a swap with the next or previous move: the pair together"
+            if kind == KIND_SWAP
+            else ""
+        )
+        if self.throughput:
+            gain = pod_iops[1] - pod_iops[0]
+            text = head + (
+                f"the best move{' of a swap' if kind == KIND_SWAP else ''} over all datastore pairs of pod "
+                f"{self.name} for total throughput ({gain:+.0f} IOPS), {predicted} "
+                f"Fairness: no disk is predicted above max(its start latency × "
+                f"{1 + self.params.fairness_pct / 100:.2f}, start + {self.params.fairness_ms:g} ms, "
+                f"the pod's {self.latency_before:.3g} ms at the start); "
+                f"N {src.normalized_load_before:.4g} → {src.normalized_load_after:.4g} and "
+                f"{tgt.normalized_load_before:.4g} → {tgt.normalized_load_after:.4g}, "
+                f"f {f_before:.3f} → {self.f:.3f}."
+            )
+            if swap:
+                text += swap + " raises it."
+        else:
+            text = head + (
+                f"the best single move over all datastore pairs of pod {self.name}"
+                f"{' (half of a swap)' if kind == KIND_SWAP else ''}: "
+                f"N {src.normalized_load_before:.4g} → {src.normalized_load_after:.4g} "
+                f"on {src.datastore} and "
+                f"{tgt.normalized_load_before:.4g} → {tgt.normalized_load_after:.4g} on {tgt.datastore}; "
+                f"the pod's imbalance f = σ/μ goes from {f_before:.3f} to {self.f:.3f}; {predicted}"
+            )
+            if swap:
+                text += swap + " lowers the imbalance."
+        if self.new[y]:
+            text += (
+                f" {tgt.datastore} has no device model yet: its N uses the pod's stand-in P = "
+                f"{self.models.stand_in[self.name]:.3g} and it receives one unit this round (BASIL §6.3)."
+            )
+        for flag in sorted({flag for d in unit.disks for flag in self.models.disks[d].flags}):
+            text += f" Note: {FLAG_TEXT[flag]}."
+        return text

@@ -1,0 +1,196 @@
+"""The best-move-first search and the predictive throughput objective (basil.core.search, .predictive)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from basil.core.balancer import recommend
+from basil.core.params import OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
+from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
+from basil.core.predictive import allowed_latency
+from basil.core.snapshot import Snapshot
+
+from .builders import applied_placement, datastore, disk, snapshot, workload
+
+THROUGHPUT = BalancerParams(objective=OBJECTIVE_THROUGHPUT)
+
+
+def random_pod(seed: int) -> Snapshot:
+    """3-6 datastores of random P, 4-14 single-disk VMs of random L, every target allowed."""
+    rng = random.Random(seed)
+    n = rng.randint(3, 6)
+    stores = [datastore(f"ds{i}", performance=rng.uniform(0.3, 3.0)) for i in range(n)]
+    disks = [
+        disk(f"vm{k}/d0", f"ds{rng.randrange(n) if rng.random() < 0.5 else 0}", load=rng.uniform(1, 300))
+        for k in range(rng.randint(4, 14))
+    ]
+    return snapshot(stores, disks)
+
+
+def best_single_move_f(snap: Snapshot) -> float | None:
+    """Brute force: the lowest f of any single disk move that leaves its target below its source."""
+    perf = {ds.name: ds.performance or 1.0 for ds in snap.datastores}
+    totals = dict.fromkeys(perf, 0.0)
+    for d in snap.disks:
+        totals[d.datastore] += d.load or 0.0
+
+    def f(loads: dict[str, float]) -> float:
+        n = [loads[k] / perf[k] for k in perf]
+        mean = sum(n) / len(n)
+        return (sum((v - mean) ** 2 for v in n) / len(n)) ** 0.5 / mean
+
+    start = f(totals)
+    best: float | None = None
+    for d in snap.disks:
+        for target, p in perf.items():
+            if target == d.datastore:
+                continue
+            after = dict(totals)
+            after[d.datastore] -= d.load or 0.0
+            after[target] += d.load or 0.0
+            if after[target] / p >= totals[d.datastore] / perf[d.datastore]:
+                continue
+            value = f(after)
+            if value < start - 1e-12 and (best is None or value < best):
+                best = value
+    return best
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_each_step_takes_the_best_single_move_over_all_pairs(seed: int) -> None:
+    snap = random_pod(seed)
+    plan = recommend(snap, BalancerParams(imbalance_threshold=0.0, max_moves=1))
+    best = best_single_move_f(snap)
+    if best is None:
+        assert plan.moves == ()
+    else:
+        assert len(plan.moves) == 1
+        assert plan.moves[0].imbalance_after == pytest.approx(best, abs=1e-9)
+
+
+def test_a_swap_finishes_what_no_single_move_can() -> None:
+    # 160 against 125 on equal datastores: every single move overshoots, swapping 100 and 85 (or 60
+    # and 40) leaves 145 against 140.
+    snap = snapshot(
+        [datastore("hot"), datastore("cold")],
+        [
+            disk("a/d0", "hot", load=100),
+            disk("b/d0", "hot", load=60),
+            disk("c/d0", "cold", load=85),
+            disk("d/d0", "cold", load=40),
+        ],
+    )
+    assert recommend(snap, BalancerParams(search=SEARCH_PAIRWISE, imbalance_threshold=0.0)).moves == ()
+    plan = recommend(snap, BalancerParams(imbalance_threshold=0.0))
+    assert [m.kind for m in plan.moves] == [KIND_SWAP, KIND_SWAP]
+    assert {(m.source, m.target) for m in plan.moves} == {("hot", "cold"), ("cold", "hot")}
+    assert plan.moves[-1].imbalance_after < plan.moves[0].imbalance_before
+    assert plan.pod("default").swaps == 1
+    assert plan.pod("default").stop == STOP_NO_IMPROVING_MOVE
+    assert all("half of a swap" in m.reason for m in plan.moves)
+
+
+@pytest.mark.parametrize("objective", ["normalized_load", "throughput"])
+def test_an_empty_datastore_with_a_model_takes_several_disks_in_one_round(objective: str) -> None:
+    disks = [
+        disk(f"vm{k}/d0", "old", load=None, workload=workload(8, 8, 70, 100), iops=200) for k in range(8)
+    ]
+    confident = snapshot([datastore("old"), datastore("fresh", performance=1.0)], disks)
+    plan = recommend(confident, BalancerParams(objective=objective))
+    assert sum(1 for m in plan.moves if m.target == "fresh") >= 2
+    # Without a model (new, BASIL §6.3) it takes one unit per round.
+    unknown = snapshot([datastore("old"), datastore("fresh", performance=None)], disks)
+    plan = recommend(unknown, BalancerParams(objective=objective))
+    assert sum(1 for m in plan.moves if m.target == "fresh") == 1
+
+
+def test_throughput_isolates_a_sequential_stream_from_random_io() -> None:
+    snap = snapshot(
+        [datastore("mixed"), datastore("spare")],
+        [
+            disk("backup/d0", "mixed", load=None, workload=workload(16, 64, 100, 0)),
+            disk("oltp/d0", "mixed", load=None, workload=workload(16, 8, 70, 100)),
+        ],
+    )
+    plan = recommend(snap, THROUGHPUT)
+    assert len(plan.moves) == 1
+    where = applied_placement(snap, plan)
+    assert where["backup/d0"] != where["oltp/d0"]
+    move = plan.moves[0]
+    assert move.pod_iops_after is not None
+    assert move.pod_iops_before is not None
+    assert move.pod_iops_after > move.pod_iops_before
+    assert move.pod_latency_ms_after is not None
+    assert move.pod_latency_ms_before is not None
+    assert move.pod_latency_ms_after < move.pod_latency_ms_before
+    outcome = plan.pod("default")
+    assert outcome.iops_after == pytest.approx(move.pod_iops_after)
+    assert "throughput" in move.reason
+
+
+def test_throughput_keeps_every_disk_within_the_fairness_rule() -> None:
+    # A fast datastore with a light disk and a slow, crowded one: moving load onto the fast one raises
+    # the total, but its light disk's latency may grow only by max(pct, ms) or to the pod's average.
+    fast_disk = disk("light/d0", "fast", load=None, workload=workload(1, 8, 70, 100))
+    crowded = [disk(f"vm{k}/d0", "slow", load=None, workload=workload(12, 8, 70, 100)) for k in range(6)]
+    snap = snapshot(
+        [datastore("fast", performance=4.0), datastore("slow", performance=0.5)], [fast_disk, *crowded]
+    )
+    for pct, ms in ((10.0, 1.0), (0.0, 0.0), (500.0, 50.0)):
+        params = BalancerParams(objective=OBJECTIVE_THROUGHPUT, fairness_pct=pct, fairness_ms=ms)
+        plan = recommend(snap, params)
+        assert plan.moves
+        pod_start = plan.moves[0].pod_latency_ms_before
+        assert pod_start is not None
+        start = {}
+        for m in plan.moves:
+            for effect in m.datastore_effects:
+                start.setdefault(effect.datastore, effect.latency_ms_before)
+        cap = allowed_latency(start["fast"], pct, ms, pod_start)
+        for m in plan.moves:
+            fast = next(e for e in m.datastore_effects if e.datastore == "fast")
+            assert fast.latency_ms_after <= cap + 1e-9
+        if pct == 0.0:
+            # Only the pod's average bounds the light disk, which may then slow down well past its own.
+            last = next(e for e in plan.moves[-1].datastore_effects if e.datastore == "fast")
+            assert last.latency_ms_after > start["fast"] * 1.5
+
+
+def test_every_move_carries_its_predicted_effect_per_disk_and_datastore() -> None:
+    snap = snapshot(
+        [datastore("a"), datastore("b", performance=2.0)],
+        [disk(f"vm{k}/d0", "a", load=None, workload=workload(4 + k, 8, 70, 100)) for k in range(4)],
+    )
+    for params in (BalancerParams(), THROUGHPUT):
+        plan = recommend(snap, params)
+        assert plan.moves
+        for m in plan.moves:
+            assert m.kind == KIND_MOVE
+            assert m.objective == params.objective
+            source, target = m.datastore_effects
+            assert (source.datastore, target.datastore) == (m.source, m.target)
+            assert source.normalized_load_before == pytest.approx(m.source_n_before)
+            assert target.normalized_load_after == pytest.approx(m.target_n_after)
+            assert source.latency_ms_after < source.latency_ms_before
+            assert target.latency_ms_after > target.latency_ms_before
+            assert [e.disk for e in m.disk_effects] == list(m.disks)
+            for e in m.disk_effects:
+                # Little's law: the disk's OIO is IOPS × latency on both sides of the move.
+                assert e.iops_before * e.latency_ms_before == pytest.approx(e.iops_after * e.latency_ms_after)
+                assert e.latency_ms_after == pytest.approx(target.latency_ms_after)
+        entry = plan_to_dict(plan)["moves"][0]
+        assert {"source_n_before", "imbalance_after", "target_new"} <= set(entry["effect"])  # kept
+        assert entry["effect"]["objective"] == params.objective
+        assert [d["datastore"] for d in entry["effect"]["datastores"]] == [entry["from"], entry["to"]]
+        assert entry["effect"]["disk"]["latency_ms_after"] > 0
+        pod = plan_to_dict(plan)["summary"]["pods"]["default"]
+        assert pod["iops_after"] is not None
+        assert pod["objective"] == params.objective
+
+
+def test_bad_objective_and_search_are_reported_by_name() -> None:
+    problems = BalancerParams(objective="iops", search="random", fairness_pct=-1, min_gain_pct=200).validate()
+    paths = {p.field for p in problems}
+    assert paths == {"objective", "search", "fairness_pct", "min_gain_pct"}
