@@ -626,8 +626,10 @@ CREATE_TOKEN: Schema = {
         "role": {"type": "string", "enum": ROLES},
         "expires_in": {
             "type": "string",
-            "pattern": "^([0-9]+(\\.[0-9]+)?[wdhms])+$",
-            "description": "e.g. 90d, 12h",
+            "minLength": 2,
+            "pattern": "^([1-9][0-9]{0,3}w)?([1-9][0-9]{0,3}d)?([1-9][0-9]{0,3}h)?([1-9][0-9]{0,3}m)?"
+            "([1-9][0-9]{0,3}s)?$",
+            "description": "e.g. 90d, 12h, 1w3d: whole numbers of w, d, h, m, s in that order, each 1-9999",
         },
     },
 }

@@ -96,8 +96,9 @@ def create() -> Any:
     if "expires_in" in body:
         try:
             expires_at = datetime.now(UTC) + parse_duration(body["expires_in"])
-        except ValueError as err:
-            raise ValidationError([Problem("expires_in", str(err))], "request body") from None
+        except (ValueError, OverflowError) as err:
+            message = "is too far in the future" if isinstance(err, OverflowError) else str(err)
+            raise ValidationError([Problem("expires_in", message)], "request body") from None
     actor = current_actor()
     store = current_service().store
     with audited(store, actor, "token.create", f"token {body['name']}") as note:
