@@ -1,4 +1,4 @@
-"""The serving process in one piece: a real Service (SQLite, no vCenter) behind cheroot, HTTPS with
+"""The serving process in one piece: a real Service (SQLite, no vCenter) behind the front end, HTTPS with
 the printed thumbprints, plain HTTP only when asked (and warned about), and a stop that lets a running
 request finish while refusing new connections."""
 
@@ -71,7 +71,9 @@ def test_https_serves_the_certificate_whose_thumbprints_it_printed(tmp_path: Pat
             assert cert.sha256 == ":".join(f"{b:02X}" for b in hashlib.sha256(der).digest())
             assert tls.version() in ("TLSv1.2", "TLSv1.3")
         # Nothing older than TLS 1.2 is offered (a TLS 1.1 client could not be built on every OpenSSL).
-        assert running.server.server.ssl_adapter.context.minimum_version == ssl.TLSVersion.TLSv1_2
+        assert running.server.server is not None
+        assert running.server.server.ssl_context is not None
+        assert running.server.server.ssl_context.minimum_version == ssl.TLSVersion.TLSv1_2
         with urllib.request.urlopen(f"{running.listening.base_url}/api/v1/health", context=context) as resp:
             assert resp.status == 200
             assert resp.headers["Strict-Transport-Security"].startswith("max-age=")
