@@ -147,6 +147,7 @@ def declare_static(endpoint: str, path: str, summary: str) -> None:
         role=None,
         response={},
         media_type="*/*",
+        errors=(404,),
         endpoint=endpoint,
     )
 

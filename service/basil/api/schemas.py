@@ -281,7 +281,7 @@ RECOMMENDATION: Schema = {
     "type": "object",
     "required": ["id", "moves"],
     "properties": {
-        "id": {"type": ["integer", "string"]},
+        "id": {"type": ["integer", "string", "null"], "description": "null when there is no move to keep"},
         "pod": STRING,
         "created_at": TIME,
         "before": ref("LoadState"),
@@ -603,13 +603,19 @@ POOL_REPLACE: Schema = {
     "properties": POOL_DOCUMENT["properties"],
 }
 
+# Five cron fields (minute hour day-of-month month day-of-week) of numbers, names, *, ranges, lists and
+# steps, or a macro such as @daily; the service checks the values' ranges.
+_CRON_ITEM = "(\\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?"
+_CRON_FIELD = f"{_CRON_ITEM}(,{_CRON_ITEM})*"
+CRON_PATTERN = f"^(@[a-z]+|{_CRON_FIELD}( +{_CRON_FIELD}){{4}})$"
+
 REBALANCE_REQUEST: Schema = {
     "type": "object",
     "additionalProperties": False,
     "minProperties": 1,
     "properties": {
         "enabled": BOOLEAN,
-        "cron": {"type": "string", "minLength": 1, "maxLength": 200},
+        "cron": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": CRON_PATTERN},
         "timezone": {"type": "string", "minLength": 1, "maxLength": 64},
         "duration": {"type": "string", "minLength": 1, "maxLength": 32},
         "max_moves": {"type": "integer", "minimum": 0},

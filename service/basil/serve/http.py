@@ -32,7 +32,6 @@ import socket
 import ssl
 import sys
 import threading
-import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -127,7 +126,7 @@ class HttpServer:
         self._refusing = 0
         self._queued = 0
         self._executor: ThreadPoolExecutor | None = None
-        self._transports: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()
+        self._transports: set[asyncio.Transport] = set()  # every accepted TCP transport not yet closed
         self.refused_connections = 0  # answered 503 because of max_connections (for tests and logs)
 
     @property
@@ -230,6 +229,7 @@ class HttpServer:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        raw = writer.transport  # the TCP transport (TLS, once started, runs over it)
         limits = self.limits
         peer = writer.get_extra_info("peername") or ("", 0)
         try:
@@ -251,6 +251,8 @@ class HttpServer:
         finally:
             self._connections.pop(task, None)
             await self._close(writer)
+            raw.abort()
+            self._transports.discard(raw)
 
     @staticmethod
     async def _close(writer: asyncio.StreamWriter) -> None:
