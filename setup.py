@@ -37,6 +37,8 @@ setup(
             "pytest>=8,<9",
             "hypothesis>=6.100,<7",
             "openapi-spec-validator>=0.7,<1",
+            # The bounded fuzz run of the API against its OpenAPI document (tests/api/test_schemathesis.py).
+            "schemathesis>=4.30,<5",
             # The lab's tests talk to it as the service will: pyVmomi for SOAP, requests for REST.
             "pyvmomi>=8.0.1,<10",
             "requests>=2.31,<3",
