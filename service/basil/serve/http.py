@@ -46,6 +46,7 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 MAX_HEAD_BYTES = 64 * 1024
 READ_CHUNK = 64 * 1024
+SWITCH_INTERVAL_S = 0.0005
 # A refused connection (over max_connections) gets this long to finish its handshake and send its head.
 REFUSAL_S = 2.0
 
@@ -162,6 +163,12 @@ class HttpServer:
         """Answer requests until :meth:`stop`, then let running requests finish (within the grace)."""
         if self._sock is None:
             self.bind()
+        # The loop thread takes the GIL twice a request (to read it, to write the answer) while worker
+        # threads run the app. At CPython's default 5 ms switch interval, every one of those takes can
+        # wait a whole interval behind a busy worker, which caps the loop at a few hundred wake-ups a
+        # second; 0.5 ms lets it in ten times sooner (and costs the workers little).
+        if sys.getswitchinterval() > SWITCH_INTERVAL_S:
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         asyncio.run(self._main())
 
     def stop(self) -> None:
