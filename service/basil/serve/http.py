@@ -32,16 +32,17 @@ import socket
 import ssl
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
 
 import h11
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -95,6 +96,12 @@ def _error_answer(status: int, code: str, message: str, *, close: bool = True) -
     if close:
         headers.append((b"connection", b"close"))
     return _Answer(status, b"", headers, body)
+
+
+async def _within(awaitable: Coroutine[Any, Any, T], seconds: float) -> T:
+    """*awaitable* or TimeoutError after *seconds*; unlike wait_for (3.11), no task of its own."""
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 class HttpServer:
@@ -201,10 +208,26 @@ class HttpServer:
             for _ in range(5):
                 await asyncio.sleep(0)  # connections accepted just before get their task started
             await self._drain()
-            for transport in list(self._transports):  # accepted, but never got to run: closed here
-                transport.abort()
-            await asyncio.sleep(0)
+            await self._settle(server)
             self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _settle(self, server: asyncio.Server) -> None:
+        """Let connections accepted just before the stop finish being set up (they close at once, the
+        server stopping), then close whatever transport is left, so that no socket outlives the loop."""
+        current = asyncio.current_task()
+        for _ in range(3):
+            others = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+            if not others:
+                break
+            await asyncio.wait(others, timeout=1.0)
+        # The server counts the transports it accepted until each has closed its socket (Python 3.11
+        # has no public way to wait for that: Server.wait_closed returns at once once closed).
+        for _ in range(300):
+            for transport in list(self._transports):
+                transport.abort()
+            if getattr(server, "_active_count", 0) == 0:
+                break
+            await asyncio.sleep(0.01)
 
     def _protocol(self) -> asyncio.Protocol:
         """The protocol of one accepted connection: a stream, whose transport is remembered for the stop."""
@@ -362,7 +385,7 @@ class HttpServer:
         if conn.trailing_data[0]:
             return True  # pipelined: already here
         try:
-            data = await asyncio.wait_for(reader.read(READ_CHUNK), timeout)
+            data = await _within(reader.read(READ_CHUNK), timeout)
         except TimeoutError:
             return False
         conn.receive_data(data)
@@ -391,7 +414,7 @@ class HttpServer:
             if remaining <= 0:
                 raise _RefusedError(408, "the request head did not arrive in time", "request_timeout")
             try:
-                data = await asyncio.wait_for(reader.read(READ_CHUNK), remaining)
+                data = await _within(reader.read(READ_CHUNK), remaining)
             except TimeoutError:
                 raise _RefusedError(
                     408, "the request head did not arrive in time", "request_timeout"
@@ -433,7 +456,7 @@ class HttpServer:
             if remaining <= 0:
                 raise _RefusedError(408, "the request body did not arrive in time", "request_timeout")
             try:
-                data = await asyncio.wait_for(reader.read(READ_CHUNK), remaining)
+                data = await _within(reader.read(READ_CHUNK), remaining)
             except TimeoutError:
                 raise _RefusedError(
                     408, "the request body did not arrive in time", "request_timeout"
@@ -453,7 +476,7 @@ class HttpServer:
         if answer.body and not head_only:
             writer.write(conn.send(h11.Data(data=answer.body)))
         writer.write(conn.send(h11.EndOfMessage()))
-        await asyncio.wait_for(writer.drain(), self.limits.write_timeout_s)
+        await _within(writer.drain(), self.limits.write_timeout_s)
 
     # --- the WSGI call (on a worker thread) --------------------------------------------------------
 
