@@ -98,9 +98,9 @@ def test_plain_http_only_when_asked_and_warned(tmp_path: Path) -> None:
         running.stop()
 
 
-# Known, under investigation: in some runs a TCP connection the probes below open just as the listening
-# socket closes is left unclosed by asyncio when the loop ends (a ResourceWarning at garbage collection,
-# after the test's own checks passed). Only that warning is let through, in this test only.
+# Known, not yet understood: in some runs a socket of this test (server or client side of one of the
+# connection probes below, opened as the listening socket closes) is collected unclosed, a ResourceWarning
+# after the test's own checks passed. Only that warning is let through, in this test only.
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 def test_stop_lets_a_running_request_finish_and_refuses_new_ones(tmp_path: Path) -> None:
@@ -122,7 +122,13 @@ def test_stop_lets_a_running_request_finish_and_refuses_new_ones(tmp_path: Path)
     running = Running(_config(tmp_path, plain_http=True), slow_service)
     url = f"{running.listening.base_url}/api/v1/health"
     answers: list[int] = []
-    request = threading.Thread(target=lambda: answers.append(urllib.request.urlopen(url, timeout=60).status))
+
+    def ask() -> None:
+        with urllib.request.urlopen(url, timeout=60) as response:  # read and closed: no socket left over
+            response.read()
+            answers.append(response.status)
+
+    request = threading.Thread(target=ask)
     request.start()
     assert in_flight.wait(timeout=60)
     stopper = threading.Thread(target=running.stop)

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
 
@@ -98,6 +99,10 @@ def _error_answer(status: int, code: str, message: str, *, close: bool = True) -
     return _Answer(status, b"", headers, body)
 
 
+def _same(protocol: asyncio.StreamReaderProtocol) -> asyncio.StreamReaderProtocol:
+    return protocol
+
+
 async def _within(awaitable: Coroutine[Any, Any, T], seconds: float) -> T:
     """*awaitable* or TimeoutError after *seconds*; unlike wait_for (3.11), no task of its own."""
     async with asyncio.timeout(seconds):
@@ -135,6 +140,7 @@ class HttpServer:
         self._queued = 0
         self._executor: ThreadPoolExecutor | None = None
         self._transports: set[asyncio.Transport] = set()  # every accepted TCP transport not yet closed
+        self._accepted: set[socket.socket] = set()  # every accepted socket not yet closed
         self.refused_connections = 0  # answered 503 because of max_connections (for tests and logs)
 
     @property
@@ -200,46 +206,53 @@ class HttpServer:
         if self._stop_asked.is_set():
             self._stopping.set()
         self._executor = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="basil-http")
-        server = await self._loop.create_server(self._protocol, sock=self._sock)
+        accepting = asyncio.create_task(self._accept())
         try:
             await self._stopping.wait()
         finally:
-            server.close()  # the listening socket: new connections are refused from here on
-            for _ in range(5):
-                await asyncio.sleep(0)  # connections accepted just before get their task started
+            accepting.cancel()  # no connection is accepted after this
+            with contextlib.suppress(asyncio.CancelledError):
+                await accepting
+            self._sock.close()  # new connections are refused from here on
             await self._drain()
-            await self._settle(server)
+            await self._settle()
             self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _settle(self, server: asyncio.Server) -> None:
-        """Let connections accepted just before the stop finish being set up (they close at once, the
-        server stopping), then close whatever transport is left, so that no socket outlives the loop."""
+    async def _accept(self) -> None:
+        """Accept connections, each a stream served by :meth:`_connection`; every socket and transport is
+        remembered until it is closed, so that the stop can close them all."""
+        assert self._sock is not None
+        assert self._loop is not None
+        while True:
+            conn, _ = await self._loop.sock_accept(self._sock)
+            self._accepted.add(conn)
+            protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(limit=READ_CHUNK), self._connection)
+            try:
+                transport, _ = await self._loop.connect_accepted_socket(partial(_same, protocol), sock=conn)
+            except OSError:
+                conn.close()
+                continue
+            finally:
+                self._accepted.discard(conn)  # closed, or owned by its transport from here on
+            self._transports.add(transport)
+
+    async def _settle(self) -> None:
+        """Let connections accepted just before the stop end (they close at once, the server stopping),
+        then close whatever is left, so that no socket outlives the loop."""
         current = asyncio.current_task()
         for _ in range(3):
             others = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
             if not others:
                 break
             await asyncio.wait(others, timeout=1.0)
-        # The server counts the transports it accepted until each has closed its socket (Python 3.11
-        # has no public way to wait for that: Server.wait_closed returns at once once closed).
-        for _ in range(300):
-            for transport in list(self._transports):
-                transport.abort()
-            if getattr(server, "_active_count", 0) == 0:
-                break
-            await asyncio.sleep(0.01)
-
-    def _protocol(self) -> asyncio.Protocol:
-        """The protocol of one accepted connection: a stream, whose transport is remembered for the stop."""
-        owner = self
-
-        class Accepted(asyncio.StreamReaderProtocol):
-            def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                if isinstance(transport, asyncio.Transport):
-                    owner._transports.add(transport)
-                super().connection_made(transport)
-
-        return Accepted(asyncio.StreamReader(limit=READ_CHUNK), self._connection)
+        for transport in list(self._transports):
+            transport.abort()
+        for _ in range(3):
+            await asyncio.sleep(0)  # aborted transports close their sockets on the next turn
+        for conn in list(self._accepted):  # accepted, its transport never made
+            conn.close()
+        self._accepted.clear()
+        self._transports.clear()
 
     async def _drain(self) -> None:
         """Close connections that are not running a request; give running ones the grace to finish."""
