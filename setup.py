@@ -24,9 +24,9 @@ setup(
         # vmware-vapi-runtime and vmware-vapi-common-client, which pull requests and pyOpenSSL.
         "pyvmomi>=8.0.3,<10",
         "vmware-vcenter>=8.0.3,<10",
-        # The web layer: Flask app served by cheroot in the service process, self-signed TLS, metrics.
+        # The web layer: Flask app behind an asyncio front end (h11 parses HTTP/1.1), self-signed TLS, metrics.
         "Flask>=3.0,<4",
-        "cheroot>=10,<12",
+        "h11>=0.14,<1",
         "cryptography>=42",
         "prometheus-client>=0.20,<1",
         # The one in-process scheduler of the service (basil.app.jobs); 3.x has the SQLAlchemy job store.
@@ -37,6 +37,8 @@ setup(
             "pytest>=8,<9",
             "hypothesis>=6.100,<7",
             "openapi-spec-validator>=0.7,<1",
+            # The bounded fuzz run of the API against its OpenAPI document (tests/api/test_schemathesis.py).
+            "schemathesis>=4.30,<5",
             # The lab's tests talk to it as the service will: pyVmomi for SOAP, requests for REST.
             "pyvmomi>=8.0.1,<10",
             "requests>=2.31,<3",

@@ -14,8 +14,14 @@ models, plans (the list and one plan), audit, jobs, health and pools; 5 % writes
 queries, and plans created and cancelled). Prints, per rate, the achieved rate, errors, p50/p99
 overall and per endpoint.
 
+Then the slow-client run: ``--idle`` clients hold TCP connections that never start TLS (each opens a
+new one when the server closes it) and ``--slow`` clients send a request head one byte every
+``--dribble-s`` over TLS (again when answered 408), while the same mix runs at ``--slow-rate``; its
+p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
+
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
+        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1]
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -293,6 +301,66 @@ class Load:
         return {"rate": rate, "achieved": len(results) / elapsed, "results": results}
 
 
+class Hostile:
+    """Idle and slow clients attached to the server for the length of a run, each in its own thread."""
+
+    def __init__(self, base: str, cert: str, idle: int, slow: int, dribble_s: float) -> None:
+        host, port = base.split("://", 1)[1].rsplit(":", 1)
+        self.address = (host, int(port))
+        self.context = ssl.create_default_context(cafile=cert)
+        self.dribble_s = dribble_s
+        self.stop = threading.Event()
+        self.connections = {"idle": 0, "slow": 0}
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.idle_client, daemon=True) for _ in range(idle)]
+        self.threads += [threading.Thread(target=self.slow_client, daemon=True) for _ in range(slow)]
+
+    def __enter__(self) -> Hostile:
+        for t in self.threads:
+            t.start()
+        time.sleep(2)  # all attached before the normal clients start
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=30)
+
+    def count(self, kind: str) -> None:
+        with self.lock:
+            self.connections[kind] += 1
+
+    def idle_client(self) -> None:
+        """A TCP connection that never sends a byte (no TLS handshake); a new one when it is closed."""
+        while not self.stop.is_set():
+            try:
+                with socket.create_connection(self.address, timeout=1) as sock:
+                    self.count("idle")
+                    while not self.stop.is_set():
+                        try:
+                            if sock.recv(1) == b"":
+                                break
+                        except TimeoutError:
+                            continue
+            except OSError:
+                self.stop.wait(0.1)
+
+    def slow_client(self) -> None:
+        """A TLS client sending its request head one byte every dribble_s; a new one when cut off."""
+        head = b"GET /api/v1/health HTTP/1.1\r\nHost: bench\r\nUser-Agent: " + b"s" * 10_000
+        while not self.stop.is_set():
+            try:
+                raw = socket.create_connection(self.address, timeout=10)
+                with self.context.wrap_socket(raw, server_hostname=self.address[0]) as tls:
+                    self.count("slow")
+                    for i in range(len(head)):
+                        if self.stop.wait(self.dribble_s if i else 0):
+                            return
+                        tls.sendall(head[i : i + 1])
+            except OSError:
+                self.stop.wait(0.1)
+
+
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else float("nan")
 
@@ -317,7 +385,7 @@ def report(run: dict[str, Any]) -> None:
         print(f"  error statuses: {sorted({r[2] for r in errors})}")
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vms", type=int, default=150)
     parser.add_argument("--plans", type=int, default=2000)
@@ -325,7 +393,15 @@ def main() -> int:
     parser.add_argument("--rates", default="10,50,100,200")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=16)
-    args = parser.parse_args()
+    parser.add_argument("--idle", type=int, default=20)
+    parser.add_argument("--slow", type=int, default=20)
+    parser.add_argument("--slow-rate", type=float, default=100.0)
+    parser.add_argument("--dribble-s", type=float, default=1.0)
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _arguments()
     work = Path(tempfile.mkdtemp(prefix="basil-bench-api-"))
     scenario_path = work / "scenario.yaml"
     scenario_path.write_text(yaml.safe_dump(scenario(args.vms), sort_keys=False), encoding="utf-8")
@@ -377,14 +453,31 @@ def main() -> int:
             print(
                 f"basil serve at {base}: {args.clients} client threads, open loop, {args.seconds:g} s a rate"
             )
-            for i, rate in enumerate(float(r) for r in args.rates.split(",")):
+            for i, rate in enumerate(float(r) for r in args.rates.split(",") if r):
                 report(load.run(rate, args.seconds, seed=i + 1))
+            if args.idle or args.slow:
+                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args)
         finally:
             serve.terminate()
             serve.wait(timeout=120)
             if serve.stdout is not None:
                 serve.stdout.close()
     return 0
+
+
+def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace) -> None:
+    """The normal mix at --slow-rate while idle and slow clients hold connections."""
+    with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
+        print(
+            f"\nslow-client run: {args.idle} idle TCP connections (no TLS handshake) and "
+            f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
+            "attached; the normal clients' latency:"
+        )
+        report(load.run(args.slow_rate, args.seconds, seed=99))
+    print(
+        f"  connections opened by the idle clients: {hostile.connections['idle']}, by the slow clients: "
+        f"{hostile.connections['slow']} (a new one after each server deadline)"
+    )
 
 
 def _free_port() -> int:

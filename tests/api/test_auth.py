@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from basil.api import create_app
-from basil.api.auth import Authenticator
+from basil.api.auth import REFUSAL_REFILL_S, REFUSALS_BURST, Authenticator
 from basil.config import AuthConfig
 from basil.store.tokens import create_token, revoke_token
 
@@ -210,3 +211,33 @@ def test_anonymous_read_allows_gets_only(api_env: ApiEnv) -> None:
     client = create_app(api_env.service, authenticator=authenticator).test_client()
     assert client.get("/api/v1/pods").status_code == 200
     assert client.post("/api/v1/pods/basil/recommendations").status_code == 401
+
+
+def test_forged_vcenter_sessions_are_rate_limited_per_source_address(api_env: ApiEnv) -> None:
+    app = create_app(api_env.service)
+    authenticator = app.extensions["basil"].authenticator
+
+    def forged(i: int, source: str) -> Any:
+        return app.test_client().get(
+            "/api/v1/pods",
+            headers={"X-Basil-VC-Session": f"forged-{i}", "X-Basil-VC-Server": "lab"},
+            environ_overrides={"REMOTE_ADDR": source},
+        )
+
+    assert [forged(i, "192.0.2.7").status_code for i in range(REFUSALS_BURST)] == [401] * REFUSALS_BURST
+    assert authenticator.session_validations == REFUSALS_BURST
+    # The budget of that address is spent: the next forged session costs vCenter nothing.
+    limited = forged(REFUSALS_BURST, "192.0.2.7")
+    assert limited.status_code == 429
+    assert _error(limited)["error"] == "rate_limited"
+    assert 1 <= int(limited.headers["Retry-After"]) <= REFUSAL_REFILL_S
+    assert authenticator.session_validations == REFUSALS_BURST
+    # Another address is checked as before, and a real session from it works.
+    assert forged(99, "192.0.2.8").status_code == 401
+    assert authenticator.session_validations == REFUSALS_BURST + 1
+    real = app.test_client().get(
+        "/api/v1/pods",
+        headers={"X-Basil-VC-Session": lab_session_token(api_env.lab), "X-Basil-VC-Server": "lab"},
+        environ_overrides={"REMOTE_ADDR": "192.0.2.8"},
+    )
+    assert real.status_code == 200, real.get_data(as_text=True)

@@ -10,6 +10,7 @@ write refused before reaching it (unauthenticated, forbidden, invalid).
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from datetime import UTC, date, datetime
@@ -23,7 +24,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from basil.api import routes
-from basil.api.auth import Authenticator, Principal
+from basil.api.auth import Authenticator, Principal, TooManyRefusalsError
 from basil.api.context import ApiState, current_service, current_state
 from basil.api.metrics import ApiMetrics
 from basil.api.openapi import openapi_path
@@ -184,7 +185,10 @@ def _basil_error(err: BasilError) -> Response:
     _audit_refused(err.code, status, err.message)
     if status >= 500:
         log.warning("%s %s: %s (%s)", request.method, request.path, err.message, err.code)
-    return _error_response(err.to_dict(), status)
+    response = _error_response(err.to_dict(), status)
+    if isinstance(err, TooManyRefusalsError):
+        response.headers["Retry-After"] = str(max(1, math.ceil(err.retry_after_s)))
+    return response
 
 
 def _http_error(err: HTTPException) -> Response:
@@ -220,7 +224,15 @@ def _unexpected_error(err: Exception) -> Response:
     )
 
 
-_REFUSALS = {401: "denied", 403: "denied", 400: "invalid", 405: "invalid", 413: "invalid", 415: "invalid"}
+_REFUSALS = {
+    401: "denied",
+    403: "denied",
+    429: "denied",
+    400: "invalid",
+    405: "invalid",
+    413: "invalid",
+    415: "invalid",
+}
 
 
 def _audit_refused(code: str, status: int, message: str) -> None:

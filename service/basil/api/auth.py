@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -63,8 +64,52 @@ VC_SESSION_HEADER = "X-Basil-VC-Session"
 VC_SERVER_HEADER = "X-Basil-VC-Server"
 CREDENTIAL_HEADERS = (TOKEN_HEADER, VC_SESSION_HEADER, VC_SERVER_HEADER)
 REFUSED_SESSION_S = 30.0
+# Refused vCenter sessions a source address may cause before it must wait: a burst of REFUSALS_BURST,
+# then one more every REFUSAL_REFILL_S. Each costs a clone-ticket call to vCenter; a known session, a
+# cached one and an API token cost nothing here.
+REFUSALS_BURST = 10
+REFUSAL_REFILL_S = 6.0
 
 SessionValidator = Callable[[ConnectionParams, str, Sequence[str]], ClientSession]
+
+
+class TooManyRefusalsError(AuthenticationError):
+    """A source address whose vCenter sessions vCenter has refused too often, for now (429)."""
+
+    http_status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class _RefusalBudget:
+    """Per source address, a bucket of REFUSALS_BURST refusals refilled one per REFUSAL_REFILL_S."""
+
+    def __init__(self, clock: Callable[[], float], size: int = 4096) -> None:
+        self._clock = clock
+        self._size = size
+        self._lock = threading.Lock()
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # source -> (tokens, at)
+
+    def _level(self, source: str, now: float) -> float:
+        tokens, at = self._buckets.get(source, (float(REFUSALS_BURST), now))
+        return min(float(REFUSALS_BURST), tokens + (now - at) / REFUSAL_REFILL_S)
+
+    def wait_s(self, source: str) -> float:
+        """0 when *source* may have one more session checked, else the seconds until it may."""
+        with self._lock:
+            level = self._level(source, self._clock())
+            return 0.0 if level >= 1 else (1 - level) * REFUSAL_REFILL_S
+
+    def spend(self, source: str) -> None:
+        with self._lock:
+            now = self._clock()
+            self._buckets[source] = (self._level(source, now) - 1, now)
+            self._buckets.move_to_end(source)
+            while len(self._buckets) > self._size:
+                self._buckets.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -165,14 +210,16 @@ class Authenticator:
         # A refused session token is refused again without asking vCenter for a while, so that a client
         # retrying a stale token (or guessing) does not turn into a stream of clone-ticket requests.
         self._refused: _TTLCache[str, str] = _TTLCache(REFUSED_SESSION_S, clock=clock)
+        self._refusals = _RefusalBudget(clock)
         self._key_locks: dict[str, threading.Lock] = {}
         self._key_locks_guard = threading.Lock()
         self.session_validations = 0  # vCenter round trips made (for metrics and tests)
 
     # --- entry point -------------------------------------------------------------------------------
 
-    def authenticate(self, headers: Mapping[str, str]) -> Principal | None:
-        """The caller named by *headers*, or None when the request carries no credentials at all."""
+    def authenticate(self, headers: Mapping[str, str], source: str = "") -> Principal | None:
+        """The caller named by *headers* (sent from the address *source*), or None when the request
+        carries no credentials at all."""
         authorization = headers.get(TOKEN_HEADER, "")
         if authorization:
             scheme, _, token = authorization.partition(" ")
@@ -187,7 +234,7 @@ class Authenticator:
                 raise AuthenticationError(
                     "vCenter sessions are turned off on this service (auth.vcenter_sessions)"
                 )
-            return self.vcenter_principal(headers.get(VC_SERVER_HEADER, ""), session.strip())
+            return self.vcenter_principal(headers.get(VC_SERVER_HEADER, ""), session.strip(), source)
         return None
 
     # --- API tokens --------------------------------------------------------------------------------
@@ -233,7 +280,7 @@ class Authenticator:
                 return vc
         raise AuthenticationError(f"{server!r} is not a vCenter this service is configured for")
 
-    def vcenter_principal(self, server: str, token: str) -> Principal:
+    def vcenter_principal(self, server: str, token: str, source: str = "") -> Principal:
         vc = self.find_vcenter(server)
         key = _digest(vc.name, token)
         cached = self._sessions.get(key)
@@ -242,6 +289,14 @@ class Authenticator:
         refused = self._refused.get(key)
         if refused is not None:
             raise AuthenticationError(refused)
+        wait_s = self._refusals.wait_s(source)
+        if wait_s > 0:
+            self._on_validation("rate_limited")
+            raise TooManyRefusalsError(
+                f"too many refused vCenter sessions from {source or 'this address'}; "
+                f"retry in {math.ceil(wait_s)} s",
+                wait_s,
+            )
         # One validation per token at a time: the plugin fires several requests at once on page load.
         try:
             with self._lock_for(key):
@@ -252,6 +307,7 @@ class Authenticator:
                     principal = self._validated(vc, token)
                 except AuthenticationError as err:
                     self._refused.put(key, err.message)
+                    self._refusals.spend(source)
                     raise
                 self._sessions.put(key, principal)
         finally:

@@ -25,7 +25,7 @@ class ApiState:
     def authenticate(self) -> Principal:
         """The caller of the current request (stored in ``g.principal``), or AuthenticationError."""
         headers = {name: request.headers.get(name, "") for name in CREDENTIAL_HEADERS}
-        principal = self.authenticator.authenticate(headers)
+        principal = self.authenticator.authenticate(headers, request.remote_addr or "")
         if principal is None:
             config = self.authenticator.config
             if config.anonymous_read and request.method in ("GET", "HEAD"):

@@ -30,6 +30,7 @@ _STATUS_TEXT = {
     404: "Not found",
     409: "Conflicts with the current state (plan state, pool version, ...)",
     413: "Request body too large",
+    429: "Too many refused vCenter sessions from this address: retry after Retry-After seconds",
     502: "vCenter refused or failed",
     503: "vCenter or the store cannot be reached",
 }
@@ -93,7 +94,7 @@ def _operation_object(op: Operation, names: dict[int, str]) -> dict[str, Any]:
     if op.body is not None or op.query:
         statuses.add(400)
     if op.role is not None:
-        statuses |= {401, 403}
+        statuses |= {401, 403, 429}
         doc["security"] = [{"apiToken": []}, {"vcenterSession": [], "vcenterServer": []}]
         doc["x-basil-role"] = op.role
     else:

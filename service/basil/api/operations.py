@@ -25,6 +25,11 @@ View = Callable[..., Any]
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+#: How deep objects and lists may nest in a request body: far beyond any body of the API (a pool tree
+#: of MAX_POOL_DEPTH levels fits), and the checks that walk a body stay shallow.
+MAX_JSON_DEPTH = 100
+_TOO_DEEP = object()
+
 #: Every operation declared, by Flask endpoint ("<blueprint>.<function>").
 OPERATIONS: dict[str, Operation] = {}
 
@@ -142,6 +147,7 @@ def declare_static(endpoint: str, path: str, summary: str) -> None:
         role=None,
         response={},
         media_type="*/*",
+        errors=(404,),
         endpoint=endpoint,
     )
 
@@ -181,12 +187,36 @@ def _body(op: Operation) -> Any:
         raise ValidationError(
             [Problem("body", "must be JSON, sent with Content-Type: application/json")], "request body"
         )
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        data = _TOO_DEEP
+    if data is _TOO_DEEP or _deeper_than(data, MAX_JSON_DEPTH):
+        raise ValidationError(
+            [Problem("body", f"is nested deeper than {MAX_JSON_DEPTH} levels")], "request body"
+        )
     if data is None:
         raise ValidationError([Problem("body", "is not valid JSON")], "request body")
     assert op.body is not None
     validation.check(data, op.body)
     return data
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether objects and lists nest more than *limit* levels in *value* (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def query_args() -> dict[str, Any]:

@@ -324,7 +324,7 @@ RECOMMENDATION: Schema = {
     "type": "object",
     "required": ["id", "moves", "valid", "state"],
     "properties": {
-        "id": {"type": ["integer", "string", "null"]},
+        "id": {"type": ["integer", "string", "null"], "description": "null when there is no move to keep"},
         "pod": STRING,
         "created_at": TIME,
         "before": ref("LoadState"),
@@ -726,13 +726,19 @@ POOL_REPLACE: Schema = {
     "properties": POOL_DOCUMENT["properties"],
 }
 
+# Five cron fields (minute hour day-of-month month day-of-week) of numbers, names, *, ranges, lists and
+# steps, or a macro such as @daily; the service checks the values' ranges.
+_CRON_ITEM = "(\\*|[0-9A-Za-z]+(-[0-9A-Za-z]+)?)(/[0-9]+)?"
+_CRON_FIELD = f"{_CRON_ITEM}(,{_CRON_ITEM})*"
+CRON_PATTERN = f"^(@[a-z]+|{_CRON_FIELD}( +{_CRON_FIELD}){{4}})$"
+
 REBALANCE_REQUEST: Schema = {
     "type": "object",
     "additionalProperties": False,
     "minProperties": 1,
     "properties": {
         "enabled": BOOLEAN,
-        "cron": {"type": "string", "minLength": 1, "maxLength": 200},
+        "cron": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": CRON_PATTERN},
         "timezone": {"type": "string", "minLength": 1, "maxLength": 64},
         "duration": {"type": "string", "minLength": 1, "maxLength": 32},
         "max_moves": {"type": "integer", "minimum": 0},
@@ -749,8 +755,10 @@ CREATE_TOKEN: Schema = {
         "role": {"type": "string", "enum": ROLES},
         "expires_in": {
             "type": "string",
-            "pattern": "^([0-9]+(\\.[0-9]+)?[wdhms])+$",
-            "description": "e.g. 90d, 12h",
+            "minLength": 2,
+            "pattern": "^([1-9][0-9]{0,3}w)?([1-9][0-9]{0,3}d)?([1-9][0-9]{0,3}h)?([1-9][0-9]{0,3}m)?"
+            "([1-9][0-9]{0,3}s)?$",
+            "description": "e.g. 90d, 12h, 1w3d: whole numbers of w, d, h, m, s in that order, each 1-9999",
         },
     },
 }

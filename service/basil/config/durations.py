@@ -25,14 +25,14 @@ def parse_duration(value: object) -> timedelta:
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError(f"a duration cannot be negative, got {value!r}")
-        return timedelta(seconds=value)
+        return _seconds(value, value)
     if not isinstance(value, str):
         raise ValueError(f"expected a duration such as 90s, 5m, 3h or 7d, not {value!r}")
     text = value.strip().lower().replace(" ", "")
     if not text:
         raise ValueError("expected a duration such as 90s, 5m, 3h or 7d, got an empty string")
     if re.fullmatch(r"\d+(\.\d+)?", text):
-        return timedelta(seconds=float(text))
+        return _seconds(float(text), value)
     pos = 0
     seconds = 0.0
     seen: set[str] = set()
@@ -44,7 +44,14 @@ def parse_duration(value: object) -> timedelta:
         pos = match.end()
     if pos != len(text) or not seen:
         raise ValueError(f"expected a duration such as 90s, 5m, 3h, 2h30m or 7d, not {value!r}")
-    return timedelta(seconds=seconds)
+    return _seconds(seconds, value)
+
+
+def _seconds(seconds: float, value: object) -> timedelta:
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        raise ValueError(f"{value!r} is too long a duration") from None
 
 
 def format_duration(value: timedelta) -> str:

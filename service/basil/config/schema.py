@@ -464,6 +464,13 @@ class ServerConfig:
     plain_http: bool = False
     # Worker threads of the WSGI server: requests served at once.
     threads: int = 16
+    # Connections held at once (idle, slow or busy); one more is answered 503 and closed.
+    max_connections: int = 256
+    # Deadlines: the TLS handshake and a request's head, a request's body, the wait for the next
+    # request on a kept-alive connection. A slow client only ever holds its own connection.
+    header_timeout_s: int = 10
+    body_timeout_s: int = 30
+    idle_timeout_s: int = 30
     # How long a stopping server lets running requests finish before closing their connections.
     shutdown_grace_s: int = 30
     # Reverse proxies in front of the service (e.g. 1 behind vCenter's or a load balancer) whose
@@ -474,6 +481,9 @@ class ServerConfig:
         found: list[Problem] = []
         found += _number(self.threads, f"{path}.threads", low=1, high=512)
         found += _number(self.shutdown_grace_s, f"{path}.shutdown_grace_s", low=0, high=3600)
+        found += _number(self.max_connections, f"{path}.max_connections", low=1, high=10000)
+        for name in ("header_timeout_s", "body_timeout_s", "idle_timeout_s"):
+            found += _number(getattr(self, name), f"{path}.{name}", low=1, high=3600)
         found += _number(self.trusted_proxies, f"{path}.trusted_proxies", low=0, high=5)
         try:
             _, port = host_port(self.listen)

@@ -1,4 +1,4 @@
-"""``basil serve``: the API's WSGI server (cheroot, HTTPS) and the service's one scheduler in one process.
+"""``basil serve``: the API's HTTP front end (asyncio, HTTPS) and the service's one scheduler in one process.
 
 Modules: ``server`` (start order, graceful stop), ``tls`` (the self-signed certificate and its
 thumbprints), ``lock`` (one serving process per store).

@@ -13,14 +13,36 @@ import fcntl
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import text
+from sqlalchemy import URL, text
 
 from basil.errors import ConflictError
 from basil.store import Store
 
 # Any fixed 64-bit number: the advisory lock's key, the same for every Basil on one database.
 _PG_LOCK_KEY = 0x0BA511_5E27E
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file a SQLite URL opens, or None for an in-memory database.
+
+    Both forms SQLite reads: a plain file name, and a ``file:`` URI (``sqlite:///file:basil.db?uri=true``,
+    ``file:///var/lib/basil/basil.db``, percent-escapes, ``mode=memory``).
+    """
+    database = url.database or ""
+    if database in ("", ":memory:"):
+        return None
+    if not database.startswith("file:"):
+        return Path(database)
+    parts = urlsplit(database)
+    if parts.netloc not in ("", "localhost"):
+        return None  # SQLite opens no remote file
+    name = unquote(parts.path)
+    options = dict(url.query) | {k: v for k, _, v in (p.partition("=") for p in parts.query.split("&") if p)}
+    if name in ("", ":memory:") or options.get("mode") == "memory":
+        return None
+    return Path(name)
 
 
 class ServeLock:
@@ -33,11 +55,19 @@ class ServeLock:
 
     @property
     def path(self) -> Path | None:
-        """The lock file of a SQLite store (None for PostgreSQL or an in-memory database)."""
-        database = self.store.url.database or ""
-        if self.store.backend != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        """The lock file of a SQLite store (None for PostgreSQL or an in-memory database).
+
+        It sits beside the database file itself, symbolic links resolved, whichever way the URL names
+        the file (a path, a relative path, a symbolic link, a ``file:`` URI), so that every spelling of
+        one database takes the same lock.
+        """
+        if self.store.backend != "sqlite":
             return None
-        return Path(database).resolve().with_name(Path(database).name + ".serve.lock")
+        database = sqlite_file(self.store.url)
+        if database is None:
+            return None
+        real = database.resolve()
+        return real.with_name(real.name + ".serve.lock")
 
     def acquire(self) -> None:
         """Take the lock or raise ConflictError naming the holder."""

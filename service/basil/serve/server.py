@@ -1,4 +1,5 @@
-"""``basil serve``: one process holding the API's WSGI server threads and the service's one scheduler.
+"""``basil serve``: one process holding the API's HTTP front end, its worker threads and the service's
+one scheduler.
 
 The order matters. The store lock comes first (a second ``basil serve`` on the same store stops
 there, before it could start a second scheduler); then the listening socket (a port in use stops
@@ -18,15 +19,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, TextIO
-
-from cheroot import wsgi
-from cheroot.ssl.builtin import BuiltinSSLAdapter
+from typing import TextIO
 
 from basil.api import create_app
 from basil.api.service import ServiceApi
 from basil.config import BasilConfig
 from basil.config.schema import host_port
+from basil.serve.http import HttpServer, Limits
 from basil.serve.lock import ServeLock
 from basil.serve.tls import Certificate, server_certificate
 
@@ -43,11 +42,12 @@ class Listening:
     certificate: Certificate | None
 
 
-def _tls_adapter(cert: Certificate) -> BuiltinSSLAdapter:
-    adapter = BuiltinSSLAdapter(str(cert.cert), str(cert.key))
+def tls_context(cert: Certificate) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert.cert), str(cert.key))
     # TLS 1.2 is the oldest the vSphere Client's proxy and current browsers use; nothing older.
-    adapter.context.minimum_version = ssl.TLSVersion.TLSv1_2
-    return adapter
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
 
 
 class BasilServer:
@@ -64,7 +64,7 @@ class BasilServer:
         self.service_factory = service_factory
         self.out = out or sys.stdout
         self.service: ServiceApi | None = None
-        self.server: Any = None
+        self.server: HttpServer | None = None
         self._lock: ServeLock | None = None
         self._stopper: threading.Thread | None = None
         self._signals = 0
@@ -82,17 +82,22 @@ class BasilServer:
         try:
             host, port = host_port(server_config.listen)
             app = create_app(service)
-            server = wsgi.Server(
-                (host, port or 8443),
+            server = HttpServer(
                 app,
-                numthreads=server_config.threads,
-                server_name="basil",
-                request_queue_size=128,
-                shutdown_timeout=server_config.shutdown_grace_s,
+                host,
+                port or 8443,
+                ssl_context=None if certificate is None else tls_context(certificate),
+                threads=server_config.threads,
+                limits=Limits(
+                    max_connections=server_config.max_connections,
+                    header_timeout_s=server_config.header_timeout_s,
+                    body_timeout_s=server_config.body_timeout_s,
+                    idle_timeout_s=server_config.idle_timeout_s,
+                    queue_limit=max(128, 8 * server_config.threads),
+                ),
+                shutdown_grace_s=server_config.shutdown_grace_s,
             )
-            if certificate is not None:
-                server.ssl_adapter = _tls_adapter(certificate)
-            server.prepare()  # binds: a port in use fails here, before the service starts
+            server.bind()  # a port in use fails here, before the service starts
             self.server = server
             try:
                 service.start()
@@ -102,7 +107,7 @@ class BasilServer:
             self.service = service
         except BaseException:
             if self.server is not None:
-                self.server.stop()
+                self.server.close()
             self._lock.release()
             raise
         bound_host, bound_port = server.bind_addr[:2]

@@ -61,6 +61,8 @@ _POOL_KEYS = {"name", "children"} | _CONTROL_KEYS
 _LEAF_KEYS = {"vm", "disk"} | _CONTROL_KEYS
 _TAG_KEYS = {"tag"} | _CONTROL_KEYS
 _NODE_KINDS = ("name", "vm", "tag")
+# Pools within pools, at most: real trees have a few levels; a bound keeps every walk of the tree shallow.
+MAX_POOL_DEPTH = 32
 _VM_DEMAND_KEYS = {"iops", "latency_ms", "io_size_kb", "host", "disks"}
 _DISK_DEMAND_KEYS = {"iops", "latency_ms", "io_size_kb", "datastore"}
 
@@ -213,6 +215,8 @@ class _Walk:
             self.out.add(path, "must be a mapping: a pool (with name) or a leaf (with vm or tag)")
         elif id(item) in on_path:
             self.out.add(path, "this pool contains itself: the pools would form a cycle")
+        elif len(on_path) >= MAX_POOL_DEPTH:
+            self.out.add(path, f"pools nest deeper than {MAX_POOL_DEPTH} levels")
         elif len(kinds) > 1:
             self.out.add(
                 path,

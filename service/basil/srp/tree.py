@@ -25,6 +25,9 @@ SHARE_LEVELS: dict[str, float] = {"low": 500.0, "normal": 1000.0, "high": 2000.0
 NORMAL_SHARES = SHARE_LEVELS["normal"]
 
 ROOT_NAME = "root"
+# Bounds far beyond any device or share setting, so that sums over a tree stay finite (1e308 overflows).
+MAX_IOPS = 1e9
+MAX_SHARES = 1e9
 
 
 class NodeKind(Enum):
@@ -46,7 +49,9 @@ class Controls:
     def valid(self) -> bool:
         """True when :meth:`problems` would find nothing (comparisons with NaN are false)."""
         r, lim, s = self.reservation, self.limit, self.shares
-        return 0 <= r < math.inf and r <= lim and 0 < s < math.inf
+        return (
+            0 <= r <= MAX_IOPS and r <= lim and (lim <= MAX_IOPS or lim == UNLIMITED) and 0 < s <= MAX_SHARES
+        )
 
     def problems(self, where: str) -> list[Problem]:
         """Everything wrong with these controls, each named by ``where.<field>``."""
@@ -61,8 +66,15 @@ class Controls:
                 found.append(Problem(prefix + name, f"must not be negative (got {value:g})"))
         if math.isinf(self.reservation):
             found.append(Problem(prefix + "reservation", "must be finite"))
+        for name, value in (("reservation", self.reservation), ("limit", self.limit)):
+            if MAX_IOPS < value < math.inf:
+                found.append(Problem(prefix + name, f"must be at most {MAX_IOPS:,.0f} IOPS (got {value:g})"))
         if math.isnan(self.shares) or math.isinf(self.shares):
             found.append(Problem(prefix + "shares", "must be a finite number"))
+        elif self.shares > MAX_SHARES:
+            found.append(
+                Problem(prefix + "shares", f"must be at most {MAX_SHARES:,.0f} (got {self.shares:g})")
+            )
         elif self.shares < 0:
             found.append(Problem(prefix + "shares", f"must not be negative (got {self.shares:g})"))
         elif self.shares == 0:

@@ -20,7 +20,13 @@ bp = Blueprint("admin", __name__)
 
 _AUDIT_QUERY: dict[str, dict[str, Any]] = {
     "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
-    "before": {"type": "string", "description": "ISO 8601 time: entries strictly older (paging)"},
+    "before": {
+        "type": "string",
+        "format": "date-time",
+        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?"
+        "(Z|[+-][0-9]{2}:[0-9]{2})$",
+        "description": "ISO 8601 time: entries strictly older (paging)",
+    },
     "actor": {"type": "string", "minLength": 1, "maxLength": 200},
     "action": {
         "type": "string",
@@ -96,8 +102,9 @@ def create() -> Any:
     if "expires_in" in body:
         try:
             expires_at = datetime.now(UTC) + parse_duration(body["expires_in"])
-        except ValueError as err:
-            raise ValidationError([Problem("expires_in", str(err))], "request body") from None
+        except (ValueError, OverflowError) as err:
+            message = "is too far in the future" if isinstance(err, OverflowError) else str(err)
+            raise ValidationError([Problem("expires_in", message)], "request body") from None
     actor = current_actor()
     store = current_service().store
     with audited(store, actor, "token.create", f"token {body['name']}") as note:
