@@ -92,7 +92,7 @@ def test_audit_paging_and_filters(api_env: ApiEnv) -> None:
     assert older[0]["target"] == "token page-0"
     bad = api_env.get("/api/v1/audit?before=yesterday&limit=0")
     assert bad.status_code == 400
-    assert {p["field"] for p in bad.get_json()["problems"]} == {"query.limit"}
+    assert {p["field"] for p in bad.get_json()["problems"]} == {"query.before", "query.limit"}
     bad_time = api_env.get("/api/v1/audit?before=yesterday")
     assert bad_time.status_code == 400
     assert bad_time.get_json()["problems"][0]["field"] == "query.before"

@@ -56,7 +56,7 @@ def test_values_the_api_refuses_are_refused_by_the_document(
 
 
 def test_a_recommendation_without_moves_is_valid(document: dict[str, Any]) -> None:
-    nothing_to_do = {"id": None, "pod": "basil", "moves": []}
+    nothing_to_do = {"id": None, "pod": "basil", "moves": [], "valid": True, "state": "current"}
     assert _valid(document, _component("Recommendation"), nothing_to_do)
 
 
