@@ -2,8 +2,14 @@
 
 The quantities are those the service collects (basil.vcenter.perf, basil.app.modelling): per host
 and datastore the read-side ``datastore.*`` counters (OIO, latency in whole ms, IOPS, IO size) as
-device samples, per virtual disk OIO, IO size, read % and random % (from the seek histogram) as
-workload samples. Every measured interval so far is kept, as the service's 24 h window would.
+device samples, with the write side alongside (the core's write-cache transient filter reads it), per
+virtual disk OIO, IO size, read % and random % (from the seek histogram) as workload samples. Every
+measured interval so far is kept, as the service's 24 h window would.
+
+Microsecond read latency, as the service derives it (basil.app.modelling): a host's sample of a
+datastore gets ``latency_us``, the read-IOPS-weighted mean of ``virtualDisk.readLatencyUS`` over the
+disks that host runs on that datastore, when those disks' read IOPS account for the host's (within
+10 % + 2 IOPS); otherwise the sample keeps only its whole-millisecond latency.
 """
 
 from __future__ import annotations
@@ -12,11 +18,25 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from basil.core.device_model import DeviceSample
+from basil.core.device_model import OP_WRITE, DeviceSample
 from basil.core.snapshot import Datastore, Disk, Snapshot
 from basil.core.workload_model import WorkloadSample
 
 from .labtool import Placement
+
+# The service's coverage rule for µs latency (basil.app.modelling.COVERAGE_REL / COVERAGE_ABS_IOPS).
+COVERAGE_REL = 0.10
+COVERAGE_ABS_IOPS = 2.0
+
+
+def micro_latency(host_read_iops: float, disk_read_iops: float, weighted_us: float) -> float | None:
+    """A host-and-datastore interval's µs read latency from its disks' ``readLatencyUS``, or ``None``
+    when the disks do not account for the host's read IOPS. *weighted_us* is Σ read IOPS × µs."""
+    if disk_read_iops <= 0:
+        return None
+    if abs(disk_read_iops - host_read_iops) > COVERAGE_REL * host_read_iops + COVERAGE_ABS_IOPS:
+        return None
+    return weighted_us / disk_read_iops
 
 
 @dataclass(slots=True)
@@ -28,15 +48,23 @@ class Observations:
     iops: dict[str, float] = field(default_factory=dict)  # per disk, mean over the latest window
     now: float = 0.0
 
-    def add(self, measured: dict[str, Any]) -> None:
-        """Add one measurement's intervals (the answer of ``LabTool.measure``)."""
+    def add(self, measured: dict[str, Any], where: Placement, hosts: dict[str, str]) -> None:
+        """Add one measurement's intervals (the answer of ``LabTool.measure``); *where* is every disk's
+        datastore while it was measured, *hosts* every disk's host (for the µs latency per host)."""
         iops_sum: dict[str, float] = defaultdict(float)
         intervals = measured["intervals"]
         for interval in intervals:
             t = float(interval["time"])
             self.now = max(self.now, t)
+            disk_iops: dict[tuple[str, str], float] = defaultdict(float)
+            disk_us: dict[tuple[str, str], float] = defaultdict(float)
+            for d in interval["disks"]:
+                key = (hosts[d["id"]], where[d["id"]])
+                disk_iops[key] += d["read_iops"]
+                disk_us[key] += d["read_iops"] * d["read_latency_us"]
             for h in interval["hosts"]:
                 reads = h["read_iops"]
+                key = (h["host"], h["datastore"])
                 self.device[h["datastore"]].append(
                     DeviceSample(
                         host=h["host"],
@@ -46,8 +74,22 @@ class Observations:
                         io_size_kb=h["read_kbps"] / reads if reads else 0.0,
                         seq_pct=0.0,  # not measured per datastore; the service leaves it to the size filter
                         time=t,
+                        latency_us=micro_latency(float(reads), disk_iops[key], disk_us[key]),
                     )
                 )
+                if h["write_iops"] > 0:
+                    self.device[h["datastore"]].append(
+                        DeviceSample(
+                            host=h["host"],
+                            oio=0.0,
+                            latency_ms=float(h["write_latency_ms"]),
+                            iops=float(h["write_iops"]),
+                            io_size_kb=0.0,
+                            seq_pct=0.0,
+                            time=t,
+                            op=OP_WRITE,
+                        )
+                    )
             for d in interval["disks"]:
                 total = d["read_iops"] + d["write_iops"]
                 iops_sum[d["id"]] += total
