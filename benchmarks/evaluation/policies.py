@@ -57,10 +57,6 @@ class Context:
         """Every active disk's datastore under *placement*."""
         return {d["id"]: placement.get(d["id"], d["datastore"]) for d in self.description["disks"]}
 
-    def hosts(self) -> dict[str, str]:
-        """Every disk's host."""
-        return {d["id"]: d["host"] for d in self.description["disks"]}
-
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
@@ -160,10 +156,9 @@ class BasilRounds:
         s = ctx.settings
         kinds = {d["name"]: d["kind"] for d in ctx.description["datastores"]}
         placement = dict(ctx.start)
-        hosts = ctx.hosts()
         seen = Observations()
         last = ctx.tool.measure(placement, Window(start=0, intervals=s.round_intervals, warmup=0))
-        seen.add(last, ctx.where(placement), hosts)
+        seen.add(last, ctx.where(placement))
         moves = 0
         outcomes: list[Outcome] = []
         for r in range(1, self.rounds + 1):
@@ -194,7 +189,7 @@ class BasilRounds:
                 for ds in sorted(touched)
                 if ds in predicted and measured.get(ds, 0.0) > 0
             ]
-            seen.add(last, ctx.where(placement), hosts)
+            seen.add(last, ctx.where(placement))
             notes = [f"round {r}: {len(plan.moves)} moves, {p.stop}" for p in plan.pods]
             outcomes.append(Outcome(f"{self.name} r{r}", dict(placement), moves, predictions, notes))
         return outcomes
