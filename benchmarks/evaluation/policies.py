@@ -69,6 +69,11 @@ class Prediction:
     predicted_ms: float
     measured_ms: float
     source: str = "line"  # "effects": the plan's predicted datastore latency; "line": its device fit
+    line_ms: float | None = None  # the device fit's line at the disks' measured read OIO, for comparison
+
+    @property
+    def line_error(self) -> float | None:
+        return None if self.line_ms is None else abs(self.line_ms - self.measured_ms) / self.measured_ms
 
     @property
     def error(self) -> float:
@@ -170,6 +175,7 @@ class BasilRounds:
                 for disk in move.disks:
                     after[disk] = move.target
             predicted = self.predict(plan, after, last)
+            line = linear_fit_prediction(plan, after, last)
             moves += len(plan.moves)
             placement = after
             last = ctx.tool.measure(
@@ -185,6 +191,7 @@ class BasilRounds:
                     predicted[ds][0],
                     measured[ds] / 1000.0,
                     predicted[ds][1],
+                    line[ds][0] if ds in line else None,
                 )
                 for ds in sorted(touched)
                 if ds in predicted and measured.get(ds, 0.0) > 0
