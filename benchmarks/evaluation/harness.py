@@ -310,15 +310,27 @@ def targets(results: Sequence[ConfigResult], basils: Sequence[str] | None = None
             f"{median([r.gain_pct('naive') for r in large]):+.1f} %; {below} more than 2 % below their start"
         )
     for basil in basils:
-        errors = [p.error for r in results for p in r.predictions if p.policy == basil]
-        if errors:
-            e = 100.0 * median(errors)
-            lines.append(
-                f"median error of the predicted post-move datastore read latency ({basil}): {e:.2f} % over "
-                f"{len(errors)} predictions (target ≤ 10 %) — {'met' if e <= 10 else 'NOT met'}"
-            )
-        else:
-            lines.append(
-                f"median error of the predicted post-move datastore latency ({basil}): no prediction"
-            )
+        lines.extend(_prediction_lines(results, basil))
     return Targets(tuple(lines))
+
+
+def _prediction_lines(results: Sequence[ConfigResult], basil: str) -> list[str]:
+    lines: list[str] = []
+    errors = [p.error for r in results for p in r.predictions if p.policy == basil]
+    if errors:
+        e = 100.0 * median(errors)
+        lines.append(
+            f"median error of the predicted post-move datastore read latency ({basil}): {e:.2f} % over "
+            f"{len(errors)} predictions (target ≤ 10 %) — {'met' if e <= 10 else 'NOT met'}"
+        )
+        line = [
+            x for r in results for p in r.predictions if p.policy == basil and (x := p.line_error) is not None
+        ]
+        if line:
+            lines.append(
+                f"  for comparison ({basil}): the device fit's line at the read OIO the moved disks had "
+                f"before, median error {100.0 * median(line):.2f} % over {len(line)} of them"
+            )
+    else:
+        lines.append(f"median error of the predicted post-move datastore latency ({basil}): no prediction")
+    return lines
