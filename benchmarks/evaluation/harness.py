@@ -249,47 +249,88 @@ class Targets:
     lines: tuple[str, ...]
 
 
-def targets(results: Sequence[ConfigResult], basil: str = "basil") -> Targets:
+def basil_policies(results: Sequence[ConfigResult]) -> list[str]:
+    """The round-based policies in the results ("basil", "basil-throughput"), in order of appearance."""
+    names: list[str] = []
+    for r in results:
+        for name in r.scored:
+            base, _, rnd = name.rpartition(" r")
+            if base and rnd.isdigit() and base not in names:
+                names.append(base)
+    return names
+
+
+def targets(results: Sequence[ConfigResult], basils: Sequence[str] | None = None) -> Targets:
     lines: list[str] = []
+    basils = basil_policies(results) if basils is None else basils
     paper = [r for r in results if r.group == "paper" and "best" in r.scored]
     if paper:
-        for policy, label in ((f"{basil} r2", "after two rounds"), (f"{basil} r1", "after one round")):
-            if not all(policy in r.scored for r in paper):
-                continue
-            within = sum(1 for r in paper if (r.of_best(policy) or 0.0) >= 0.95)
-            lines.append(
-                f"paper-like pods: {basil} within 5 % of the best placement {label} in {within} of "
-                f"{len(paper)} configurations ({100.0 * within / len(paper):.0f} %; target ≥ 95 %)"
-            )
+        for basil in basils:
+            for policy, label in ((f"{basil} r2", "after two rounds"), (f"{basil} r1", "after one round")):
+                if not all(policy in r.scored for r in paper):
+                    continue
+                within = sum(1 for r in paper if (r.of_best(policy) or 0.0) >= 0.95)
+                lines.append(
+                    f"paper-like pods: {basil} within 5 % of the best placement {label} in {within} of "
+                    f"{len(paper)} configurations ({100.0 * within / len(paper):.0f} %; target ≥ 95 %)"
+                )
         within = sum(1 for r in paper if (r.of_best("naive") or 0.0) >= 0.95)
         lines.append(
             f"paper-like pods: naive within 5 % of the best in {within} of {len(paper)} "
             f"({100.0 * within / len(paper):.0f} %)"
         )
     hetero = [r for r in results if r.group == "hetero"]
-    policy = f"{basil} r2"
     families = sorted({r.family for r in hetero})
-    for label, rs in [(f, [r for r in hetero if r.family == f]) for f in families] + (
-        [("all heterogeneous", hetero)] if len(families) > 1 else []
-    ):
-        if not rs or not all(policy in r.scored for r in rs):
+    groups = [(f, [r for r in hetero if r.family == f]) for f in families]
+    groups += [("all heterogeneous", hetero)] if len(families) > 1 else []
+    for basil in basils:
+        policy = f"{basil} r2"
+        for label, rs in groups:
+            if not rs or not all(policy in r.scored for r in rs):
+                continue
+            mine = median([r.gain_pct(policy) for r in rs])
+            naive = median([r.gain_pct("naive") for r in rs])
+            below = sum(1 for r in rs if r.gain_pct(policy) < -2.0)
+            above, none_below = mine > naive, below == 0
+            lines.append(
+                f"heterogeneous pods ({label}, {len(rs)} configurations): median IOPS gain {policy} "
+                f"{mine:+.1f} % against naive {naive:+.1f} % (target: above) — "
+                f"{'met' if above else 'NOT met'}; {below} more than 2 % below their start (target 0) — "
+                f"{'met' if none_below else 'NOT met'}"
+            )
+    large = [r for r in results if r.group == "large"]
+    for basil in basils:
+        policy = f"{basil} r2"
+        if not large or not all(policy in r.scored for r in large):
             continue
-        mine = median([r.gain_pct(policy) for r in rs])
-        naive = median([r.gain_pct("naive") for r in rs])
-        below = sum(1 for r in rs if r.gain_pct(policy) < -2.0)
-        above, none_below = mine > naive, below == 0
+        below = sum(1 for r in large if r.gain_pct(policy) < -2.0)
         lines.append(
-            f"heterogeneous pods ({label}, {len(rs)} configurations): median IOPS gain {policy} "
-            f"{mine:+.1f} % against naive {naive:+.1f} % (target: above) — {'met' if above else 'NOT met'}; "
-            f"{below} more than 2 % below their start (target 0) — {'met' if none_below else 'NOT met'}"
+            f"large pods ({len(large)} configurations): median IOPS gain {policy} "
+            f"{median([r.gain_pct(policy) for r in large]):+.1f} % against naive "
+            f"{median([r.gain_pct('naive') for r in large]):+.1f} %; {below} more than 2 % below their start"
         )
-    errors = [p.error for r in results for p in r.predictions]
+    for basil in basils:
+        lines.extend(_prediction_lines(results, basil))
+    return Targets(tuple(lines))
+
+
+def _prediction_lines(results: Sequence[ConfigResult], basil: str) -> list[str]:
+    lines: list[str] = []
+    errors = [p.error for r in results for p in r.predictions if p.policy == basil]
     if errors:
         e = 100.0 * median(errors)
         lines.append(
-            f"median error of the predicted post-move datastore read latency: {e:.2f} % over "
+            f"median error of the predicted post-move datastore read latency ({basil}): {e:.2f} % over "
             f"{len(errors)} predictions (target ≤ 10 %) — {'met' if e <= 10 else 'NOT met'}"
         )
+        line = [
+            x for r in results for p in r.predictions if p.policy == basil and (x := p.line_error) is not None
+        ]
+        if line:
+            lines.append(
+                f"  for comparison ({basil}): the device fit's line at the read OIO the moved disks had "
+                f"before, median error {100.0 * median(line):.2f} % over {len(line)} of them"
+            )
     else:
-        lines.append("median error of the predicted post-move datastore latency: no prediction was made")
-    return Targets(tuple(lines))
+        lines.append(f"median error of the predicted post-move datastore latency ({basil}): no prediction")
+    return lines

@@ -1,9 +1,20 @@
 """From the lab's vCenter counters to Basil's snapshot, with the core's own public types and models.
 
-The quantities are those the service collects (basil.vcenter.perf, basil.app.modelling): per host
-and datastore the read-side ``datastore.*`` counters (OIO, latency in whole ms, IOPS, IO size) as
-device samples, per virtual disk OIO, IO size, read % and random % (from the seek histogram) as
-workload samples. Every measured interval so far is kept, as the service's 24 h window would.
+The quantities are those the service collects (basil.vcenter.perf, basil.app.modelling): per
+datastore and interval the read-side ``datastore.*`` counters (OIO, latency in whole ms, IOPS, IO
+size), aggregated over the hosts as the service's store does, as device samples, with the write side
+alongside (the core's write-cache transient filter reads it), per
+virtual disk OIO, IO size, read % and random % (from the seek histogram) as workload samples. Every
+measured interval so far is kept, as the service's 24 h window would.
+
+Microsecond read latency, as the service derives it (basil.app.modelling): an interval's sample of a
+datastore gets ``latency_us``, the read-IOPS-weighted mean of ``virtualDisk.readLatencyUS`` over the
+disks on that datastore, when those disks' read IOPS account for the hosts' (within 10 % + 2 IOPS);
+otherwise the sample keeps only its whole-millisecond latency.
+
+Each datastore is configured with its device kind and device count from the scenario's description
+(``device_kind``, ``spindles``), as an administrator would configure them, so a datastore without a
+credible fit gets the core's prior.
 """
 
 from __future__ import annotations
@@ -12,11 +23,27 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from basil.core.device_model import DeviceSample
+from basil.core.device_model import OP_WRITE, PER_DEVICE_P, DeviceSample
 from basil.core.snapshot import Datastore, Disk, Snapshot
 from basil.core.workload_model import WorkloadSample
 
 from .labtool import Placement
+
+ALL_HOSTS = "all-hosts"  # the service's samples are per interval, aggregated over hosts (BASIL §6.1)
+
+# The service's coverage rule for µs latency (basil.app.modelling.COVERAGE_REL / COVERAGE_ABS_IOPS).
+COVERAGE_REL = 0.10
+COVERAGE_ABS_IOPS = 2.0
+
+
+def micro_latency(host_read_iops: float, disk_read_iops: float, weighted_us: float) -> float | None:
+    """A host-and-datastore interval's µs read latency from its disks' ``readLatencyUS``, or ``None``
+    when the disks do not account for the host's read IOPS. *weighted_us* is Σ read IOPS × µs."""
+    if disk_read_iops <= 0:
+        return None
+    if abs(disk_read_iops - host_read_iops) > COVERAGE_REL * host_read_iops + COVERAGE_ABS_IOPS:
+        return None
+    return weighted_us / disk_read_iops
 
 
 @dataclass(slots=True)
@@ -28,26 +55,21 @@ class Observations:
     iops: dict[str, float] = field(default_factory=dict)  # per disk, mean over the latest window
     now: float = 0.0
 
-    def add(self, measured: dict[str, Any]) -> None:
-        """Add one measurement's intervals (the answer of ``LabTool.measure``)."""
+    def add(self, measured: dict[str, Any], where: Placement) -> None:
+        """Add one measurement's intervals (the answer of ``LabTool.measure``); *where* is every disk's
+        datastore while it was measured (for the µs latency of each datastore)."""
         iops_sum: dict[str, float] = defaultdict(float)
         intervals = measured["intervals"]
         for interval in intervals:
             t = float(interval["time"])
             self.now = max(self.now, t)
-            for h in interval["hosts"]:
-                reads = h["read_iops"]
-                self.device[h["datastore"]].append(
-                    DeviceSample(
-                        host=h["host"],
-                        oio=float(h["read_oio"]),
-                        latency_ms=float(h["read_latency_ms"]),
-                        iops=float(reads),
-                        io_size_kb=h["read_kbps"] / reads if reads else 0.0,
-                        seq_pct=0.0,  # not measured per datastore; the service leaves it to the size filter
-                        time=t,
-                    )
-                )
+            disk_iops: dict[str, float] = defaultdict(float)
+            disk_us: dict[str, float] = defaultdict(float)
+            for d in interval["disks"]:
+                disk_iops[where[d["id"]]] += d["read_iops"]
+                disk_us[where[d["id"]]] += d["read_iops"] * d["read_latency_us"]
+            for ds, rows in _by_datastore(interval["hosts"]).items():
+                self.device[ds].extend(_device_samples(rows, t, disk_iops[ds], disk_us[ds]))
             for d in interval["disks"]:
                 total = d["read_iops"] + d["write_iops"]
                 iops_sum[d["id"]] += total
@@ -67,6 +89,49 @@ class Observations:
         self.iops = {disk: s / n for disk, s in iops_sum.items()}
 
 
+def _by_datastore(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for h in rows:
+        out[h["datastore"]].append(h)
+    return out
+
+
+def _device_samples(
+    rows: list[dict[str, Any]], t: float, disk_iops: float, disk_us: float
+) -> list[DeviceSample]:
+    """One interval of one datastore over every host that uses it, as the service's store query
+    aggregates it (OIO summed, latency and IO size IOPS-weighted): a read sample, with ``latency_us``
+    when the disks account for the hosts' read IOPS, and a write sample when there were writes."""
+    reads = float(sum(h["read_iops"] for h in rows))
+    writes = float(sum(h["write_iops"] for h in rows))
+    out = [
+        DeviceSample(
+            host=ALL_HOSTS,
+            oio=float(sum(h["read_oio"] for h in rows)),
+            latency_ms=sum(h["read_iops"] * h["read_latency_ms"] for h in rows) / reads if reads else 0.0,
+            iops=reads,
+            io_size_kb=sum(h["read_kbps"] for h in rows) / reads if reads else 0.0,
+            seq_pct=0.0,  # not measured per datastore; the service leaves it to the size filter
+            time=t,
+            latency_us=micro_latency(reads, disk_iops, disk_us),
+        )
+    ]
+    if writes > 0:
+        out.append(
+            DeviceSample(
+                host=ALL_HOSTS,
+                oio=0.0,
+                latency_ms=sum(h["write_iops"] * h["write_latency_ms"] for h in rows) / writes,
+                iops=writes,
+                io_size_kb=0.0,
+                seq_pct=0.0,
+                time=t,
+                op=OP_WRITE,
+            )
+        )
+    return out
+
+
 def snapshot(description: dict[str, Any], placement: Placement, seen: Observations) -> Snapshot:
     """Basil's snapshot of the pod, disks where *placement* says (the others where the scenario put them)."""
     where = {d["id"]: placement.get(d["id"], d["datastore"]) for d in description["disks"]}
@@ -83,6 +148,8 @@ def snapshot(description: dict[str, Any], placement: Placement, seen: Observatio
             maintenance=s["maintenance"],
             samples=tuple(seen.device.get(s["name"], ())),
             pod=pod,
+            device_kind=s["kind"] if s["kind"] in PER_DEVICE_P else None,
+            spindles=s["devices"] if s["kind"] in PER_DEVICE_P and s["devices"] > 0 else None,
         )
         for s in description["datastores"]
     )

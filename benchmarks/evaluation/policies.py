@@ -2,16 +2,18 @@
 
 A policy gets a configuration's context (the lab, the pod's description, the start placement) and
 returns the placements it ends in, one :class:`Outcome` per reported stage (Basil: one per round).
-Adding a policy is one entry: for instance ``BasilRounds("basil-predictive",
-BalancerParams(objective=...), rounds=3)`` once the balancer has that field.
+Adding a policy is one entry, for instance ``BasilRounds("basil-throughput",
+BalancerParams(objective="throughput"), rounds=3)``.
 
 - ``start``: no moves.
 - ``naive``: the latency-greedy script an administrator writes: move the busiest disk (IOPS) from the
   highest-latency to the lowest-latency datastore (vCenter's datastore latency, whole ms), measure,
   keep going while the spread (highest − lowest latency) falls; a move that does not lower it is
   undone and ends the run. Same space headroom and host visibility as Basil.
-- ``basil``: ``basil.core.balancer.recommend`` on the snapshot built from what was measured, moves
-  applied, the pod measured again, for each round; every round sees all samples so far.
+- ``basil``: ``basil.core.balancer.recommend`` (default parameters: the ``normalized_load``
+  objective, BASIL's N-equalisation) on the snapshot built from what was measured, moves applied, the
+  pod measured again, for each round; every round sees all samples so far.
+- ``basil-throughput``: the same with ``objective="throughput"`` (the predictive objective).
 - ``best``: the exhaustive best placement by the physics' total IOPS (small pods only).
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from basil.core.balancer import recommend
-from basil.core.params import BalancerParams
+from basil.core.params import OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.plan import Plan
 
 from .labtool import LabTool, Placement, Window
@@ -66,6 +68,12 @@ class Prediction:
     kind: str
     predicted_ms: float
     measured_ms: float
+    source: str = "line"  # "effects": the plan's predicted datastore latency; "line": its device fit
+    line_ms: float | None = None  # the device fit's line at the disks' measured read OIO, for comparison
+
+    @property
+    def line_error(self) -> float | None:
+        return None if self.line_ms is None else abs(self.line_ms - self.measured_ms) / self.measured_ms
 
     @property
     def error(self) -> float:
@@ -92,11 +100,12 @@ class Policy(Protocol):
     def run(self, ctx: Context) -> list[Outcome]: ...
 
 
-# A predictor turns a plan and the placement after it into predicted read latency (ms) per datastore.
-Predictor = Callable[[Plan, Placement, dict[str, Any]], dict[str, float]]
+# A predictor turns a plan and the placement after it into predicted read latency (ms) per datastore,
+# each with where it came from ("effects" or "line").
+Predictor = Callable[[Plan, Placement, dict[str, Any]], dict[str, tuple[float, str]]]
 
 
-def linear_fit_prediction(plan: Plan, after: Placement, last: dict[str, Any]) -> dict[str, float]:
+def linear_fit_prediction(plan: Plan, after: Placement, last: dict[str, Any]) -> dict[str, tuple[float, str]]:
     """Basil's device model read literally: latency = intercept + slope × the datastore's read OIO after
     the moves, each disk bringing its mean read OIO of the last window (BASIL §4). Datastores without a
     usable fit get no prediction."""
@@ -104,12 +113,24 @@ def linear_fit_prediction(plan: Plan, after: Placement, last: dict[str, Any]) ->
     total: dict[str, float] = {}
     for disk, ds in after.items():
         total[ds] = total.get(ds, 0.0) + oio.get(disk, 0.0)
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, str]] = {}
     for name, model in plan.datastores.items():
         fit = model.fit
         if fit is None or not fit.ok or fit.slope is None or fit.intercept is None:
             continue
-        out[name] = fit.intercept + fit.slope * total.get(name, 0.0)
+        out[name] = (fit.intercept + fit.slope * total.get(name, 0.0), "line")
+    return out
+
+
+def plan_prediction(plan: Plan, after: Placement, last: dict[str, Any]) -> dict[str, tuple[float, str]]:
+    """The balancer's own prediction where its moves carry one: per datastore, the predicted latency
+    after the last move that touched it (``Move.datastore_effects``, basil.core.predictive). Datastores
+    without it fall back to :func:`linear_fit_prediction`."""
+    out = linear_fit_prediction(plan, after, last)
+    for move in plan.moves:
+        for effect in move.datastore_effects:
+            if effect.latency_ms_after > 0:
+                out[effect.datastore] = (effect.latency_ms_after, "effects")
     return out
 
 
@@ -131,7 +152,7 @@ class BasilRounds:
     name: str = "basil"
     params: BalancerParams = field(default_factory=BalancerParams)
     rounds: int = 3
-    predict: Predictor = linear_fit_prediction
+    predict: Predictor = plan_prediction
 
     def applies(self, ctx: Context) -> bool:
         return True
@@ -142,7 +163,7 @@ class BasilRounds:
         placement = dict(ctx.start)
         seen = Observations()
         last = ctx.tool.measure(placement, Window(start=0, intervals=s.round_intervals, warmup=0))
-        seen.add(last)
+        seen.add(last, ctx.where(placement))
         moves = 0
         outcomes: list[Outcome] = []
         for r in range(1, self.rounds + 1):
@@ -154,6 +175,7 @@ class BasilRounds:
                 for disk in move.disks:
                     after[disk] = move.target
             predicted = self.predict(plan, after, last)
+            line = linear_fit_prediction(plan, after, last)
             moves += len(plan.moves)
             placement = after
             last = ctx.tool.measure(
@@ -161,11 +183,20 @@ class BasilRounds:
             )
             measured = datastore_latency_us(last, ctx.where(placement))
             predictions = [
-                Prediction(self.name, r, ds, kinds.get(ds, ""), predicted[ds], measured[ds] / 1000.0)
+                Prediction(
+                    self.name,
+                    r,
+                    ds,
+                    kinds.get(ds, ""),
+                    predicted[ds][0],
+                    measured[ds] / 1000.0,
+                    predicted[ds][1],
+                    line[ds][0] if ds in line else None,
+                )
                 for ds in sorted(touched)
                 if ds in predicted and measured.get(ds, 0.0) > 0
             ]
-            seen.add(last)
+            seen.add(last, ctx.where(placement))
             notes = [f"round {r}: {len(plan.moves)} moves, {p.stop}" for p in plan.pods]
             outcomes.append(Outcome(f"{self.name} r{r}", dict(placement), moves, predictions, notes))
         return outcomes
@@ -258,4 +289,10 @@ class ExhaustiveBest:
         return [Outcome(self.name, placement, moved, notes=[f"{answer['placements']} placements compared"])]
 
 
-POLICIES: Sequence[Policy] = (NoMoves(), NaiveLatencyGreedy(), BasilRounds(rounds=3), ExhaustiveBest())
+POLICIES: Sequence[Policy] = (
+    NoMoves(),
+    NaiveLatencyGreedy(),
+    BasilRounds(rounds=3),
+    BasilRounds("basil-throughput", BalancerParams(objective=OBJECTIVE_THROUGHPUT), rounds=3),
+    ExhaustiveBest(),
+)

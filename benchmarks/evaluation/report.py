@@ -103,19 +103,20 @@ def family_table(results: Sequence[ConfigResult]) -> list[str]:
 
 def prediction_table(predictions: Sequence[Prediction]) -> list[str]:
     lines = [
-        "| datastore kind | round | predictions | median error % | p90 error % "
-        "| median predicted / measured |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| policy | datastore kind | round | predictions (from the plan's effects) | median error % "
+        "| p90 error % | median predicted / measured |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    groups: dict[tuple[str, int], list[Prediction]] = {}
+    groups: dict[tuple[str, str, int], list[Prediction]] = {}
     for p in predictions:
-        groups.setdefault((p.kind, p.round), []).append(p)
-    for (kind, rnd), ps in sorted(groups.items()):
+        groups.setdefault((p.policy, p.kind, p.round), []).append(p)
+    for (policy, kind, rnd), ps in sorted(groups.items()):
         errors = [100.0 * p.error for p in ps]
         ratio = median([p.predicted_ms / p.measured_ms for p in ps])
+        effects = sum(1 for p in ps if p.source == "effects")
         lines.append(
-            f"| {kind} | {rnd} | {len(ps)} | {median(errors):.1f} | {_quantile(errors, 0.9):.1f} "
-            f"| {ratio:.2f} |"
+            f"| {policy} | {kind} | {rnd} | {len(ps)} ({effects}) | {median(errors):.1f} "
+            f"| {_quantile(errors, 0.9):.1f} | {ratio:.2f} |"
         )
     return lines
 
@@ -270,7 +271,7 @@ def write(
     predictions = [p for r in results for p in r.predictions]
     by_kind: dict[str, list[tuple[float, float]]] = {}
     for p in predictions:
-        by_kind.setdefault(p.kind, []).append((p.measured_ms, p.predicted_ms))
+        by_kind.setdefault(f"{p.policy}: {p.kind}", []).append((p.measured_ms, p.predicted_ms))
     (out_dir / "predicted-vs-measured.svg").write_text(
         scatter_svg("post-move datastore read latency: predicted against measured", by_kind), encoding="utf-8"
     )
@@ -288,7 +289,10 @@ def write(
         "IOPS-weighted latency against the start placement. `best` is the exhaustive best by total IOPS "
         "(ties: lower latency) over every placement honouring host visibility and 10 % free space; "
         f"`{basil} rN` is the placement after N rounds of `basil.core.balancer.recommend` on snapshots built "
-        "from the lab's vCenter counters (whole-ms datastore latency, as vCenter reports it).",
+        "from the lab's vCenter counters (whole-ms datastore latency, as vCenter reports it, and the "
+        "disks' `readLatencyUS` as µs latency where they account for the host's read IOPS, as the service "
+        f"does), with the default `normalized_load` objective; `{basil}-throughput rN` the same with "
+        '`objective="throughput"`.',
         "",
         "## Targets",
         "",
@@ -315,10 +319,12 @@ def write(
         "",
         "## Predicted against measured",
         "",
-        "For each datastore a round's moves touch (source or target) and that has a device fit: the "
-        "prediction is the fit's line, intercept + slope × the read OIO of the disks placed there "
-        "(each disk's mean of the last window); the measurement is the next window's read latency of "
-        "those disks (IOPS-weighted `virtualDisk.readLatencyUS`). Error = |predicted − measured| / measured.",
+        "For each datastore a round's moves touch (source or target): the prediction is the plan's own, "
+        "the datastore's predicted latency after the last move that touched it (`Move.datastore_effects`, "
+        "the device line at the predicted outstanding IOs, basil.core.predictive); where a move carries "
+        "none, the device fit's line, intercept + slope × the read OIO of the disks placed there (each "
+        "disk's mean of the last window). The measurement is the next window's read latency of those "
+        "disks (IOPS-weighted `virtualDisk.readLatencyUS`). Error = |predicted − measured| / measured.",
         "",
         *prediction_table(predictions),
         "",
