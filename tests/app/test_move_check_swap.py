@@ -12,7 +12,7 @@ from basil.app.planner import half_done_swaps, half_swap
 from basil.app.recommendation import PodSnapshot, pod_load
 from basil.core.balancer import recommend
 from basil.core.params import BalancerParams
-from basil.core.plan import KIND_SWAP, swap_groups
+from basil.core.plan import KIND_SWAP, plan_to_dict, swap_groups
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
 from basil.store.plans import Move, Plan
 
@@ -147,3 +147,20 @@ def test_a_half_done_swap_is_named() -> None:
         "swap of moves 2, 3 is half done: moved scsi0:0 of vm-2 ds-a → ds-b; "
         "not moved scsi0:0 of vm-4 ds-b → ds-a (failed) (nothing moved back)"
     ]
+
+
+def test_swap_groups_pair_consecutive_halves_of_one_pod() -> None:
+    ps = pod_snapshot(SWAPPABLE)
+    a, b = recommend(ps.snapshot, ps.params).moves
+    moves = (
+        replace(a, number=1, kind="move"),
+        replace(a, number=2),
+        replace(b, number=3),
+        replace(a, number=4),
+        replace(b, number=5),
+        replace(a, number=6),  # a half whose partner is not in the plan is its own group
+        replace(b, number=7, pod="other"),
+    )
+    assert swap_groups(moves) == {2: 2, 3: 2, 4: 4, 5: 4, 6: 6, 7: 7}
+    shown = plan_to_dict(replace(recommend(ps.snapshot, ps.params), moves=moves))
+    assert [m["effect"]["swap_group"] for m in shown["moves"]] == [None, 2, 2, 4, 4, 6, 7]
