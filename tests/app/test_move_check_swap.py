@@ -124,6 +124,13 @@ def test_a_swap_with_a_disk_moved_elsewhere_is_skipped_whole() -> None:
         assert "the swap no longer fits: disk scsi0:0 of vm-4 is on ds-c" in why_skip(live, plan, move)
 
 
+def test_a_swap_without_its_other_half_in_the_plan_is_skipped() -> None:
+    ps = pod_snapshot(SWAPPABLE)
+    plan = recommended_plan(ps)
+    alone = replace(plan, moves=plan.moves[:1])
+    assert why_skip(ps, alone, alone.moves[0]).startswith("the swap is incomplete")
+
+
 def test_the_executor_drops_the_rest_of_a_swap_whose_first_half_did_not_move() -> None:
     plan = plan_of(("vm-2", "ds-a", "ds-b", "failed", 1), ("vm-4", "ds-b", "ds-a", "pending", 1))
     assert (

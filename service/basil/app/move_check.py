@@ -11,11 +11,12 @@ the same target (the disks a recommendation moves together). Once one disk of su
 the rest follow without a check, so a VM's disks are not left split. Moves given by hand are the
 administrator's decision and are not checked; where the disk is now is the executor's check.
 
-A swap (moves sharing a ``swap_group``: one unit from x to y and another from y to x) is judged as one
-unit too: the imbalance after both halves against the imbalance now, since its first half alone may
-raise it. Before the swap starts, every disk of both halves must still be on its source; otherwise
-the swap is skipped whole. Once a half has started, the rest follows without a check (the executor
-skips it if the other half failed or was skipped: a half swap is never completed on its own).
+A swap (moves sharing a ``swap_group``: one unit from x to y and another from y to x) is judged as
+one unit too: the imbalance after both halves against the imbalance now, since its first half alone
+may raise it. Before the swap starts, both halves must be in the plan and every disk still on its
+source; otherwise the swap is skipped whole. Once part of it has moved, the rest follows without a
+check. (The executor drops a swap whose first move failed or was skipped before any disk moved, and
+names a swap left half done in the plan's outcome: :func:`basil.app.planner.half_swap`.)
 """
 
 from __future__ import annotations
@@ -53,10 +54,13 @@ def _swap(plan: Plan, move: Move) -> tuple[list[Move], bool]:
     return same, started
 
 
-def _why_skip_swap(ps: PodSnapshot, plan: Plan, move: Move, live: PodLoad, names: dict[str, str]) -> str:
-    halves, started = _swap(plan, move)
-    if started:
-        return ""
+def _swap_misfit(ps: PodSnapshot, halves: list[Move], names: dict[str, str]) -> str:
+    """Why the swap cannot be applied as recommended: a half missing, or a disk not on its source."""
+    ways = {(m.source_datastore, m.target_datastore) for m in halves}
+    if not any((b, a) in ways for a, b in ways):
+        return (
+            "the swap is incomplete: its other half is not in the plan, and half a swap is not applied alone"
+        )
     where = {d.id: d.datastore for d in ps.snapshot.disks}
     for m in halves:
         now = where.get(disk_key(m.vm, m.instance))
@@ -66,6 +70,16 @@ def _why_skip_swap(ps: PodSnapshot, plan: Plan, move: Move, live: PodLoad, names
                 f"{names.get(now or '', now or 'no datastore')}, not on "
                 f"{names.get(m.source_datastore, m.source_datastore)} (live placement)"
             )
+    return ""
+
+
+def _why_skip_swap(ps: PodSnapshot, plan: Plan, move: Move, live: PodLoad, names: dict[str, str]) -> str:
+    halves, started = _swap(plan, move)
+    if started:
+        return ""
+    misfit = _swap_misfit(ps, halves, names)
+    if misfit:
+        return misfit
     if any(
         m.source_datastore not in live.balanced or m.target_datastore not in live.balanced for m in halves
     ):
