@@ -66,13 +66,23 @@ def placed(lab: LabProcess) -> dict[str, str]:
     }
 
 
+def swap_halves(rec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two halves of the recommendation's first swap (both carry its swap_group)."""
+    swaps = [m for m in rec["moves"] if m["kind"] == "swap"]
+    assert swaps, rec["moves"]
+    assert swaps[0]["swap_group"] is not None
+    halves = [m for m in rec["moves"] if m["swap_group"] == swaps[0]["swap_group"]]
+    assert len(halves) == 2, rec["moves"]
+    return halves[0], halves[1]
+
+
 @pytest.fixture
 def swappable(lab: LabProcess, make_service: ServiceFactory) -> tuple[Service, dict[str, Any]]:
-    """A service on the placement above, modelled there, and its recommendation (with one swap)."""
+    """A service on the placement above, modelled there, and its recommendation (with a swap)."""
     lab.reset()
     lab.set_speed(0)
     lab.step(2)
-    balance = BalanceConfig(latency_threshold_ms=1, ping_pong_hours=0, imbalance_threshold=0.05)
+    balance = BalanceConfig(latency_threshold_ms=1, ping_pong_hours=0, imbalance_threshold=0.01)
     svc = make_service(lab, pod={"balance": balance})
     assert svc.run_job("collect")["outcome"] == "succeeded"
     assert placed(lab) == {**dict.fromkeys(placed(lab), "6diskLUN"), **PLACEMENT}
@@ -80,11 +90,7 @@ def swappable(lab: LabProcess, make_service: ServiceFactory) -> tuple[Service, d
     assert svc.run_job("collect")["outcome"] == "succeeded"
     assert svc.run_job("model")["outcome"] == "succeeded"
     rec = svc.recommend_now(POD, OPERATOR)
-    halves = [m for m in rec["moves"] if m["kind"] == "swap"]
-    assert len(halves) == 2, rec["moves"]
-    first, second = halves
-    assert first["swap_group"] is not None
-    assert second["swap_group"] == first["swap_group"]
+    first, second = swap_halves(rec)
     assert all(m["swap_group"] is None for m in rec["moves"] if m["kind"] == "move")
     assert (first["from_name"], first["to_name"]) == (second["to_name"], second["from_name"])
     assert first["imbalance_after"] > first["imbalance_before"]  # the first half alone makes it worse
@@ -118,7 +124,7 @@ def test_a_swap_whose_second_half_fails_is_reported_half_done(
     swappable: tuple[Service, dict[str, Any]], lab: LabProcess
 ) -> None:
     svc, rec = swappable
-    first, second = (m for m in rec["moves"] if m["kind"] == "swap")
+    first, second = swap_halves(rec)
     assert [m["vm"] for m in rec["moves"]].count(second["vm"]) == 1  # the fault hits the second half only
     lab.control(
         "POST",
@@ -143,3 +149,27 @@ def test_a_swap_whose_second_half_fails_is_reported_half_done(
     where = placed(lab)
     assert where[first["vm"]] == first["to_name"]  # the first half stays where it went
     assert where[second["vm"]] == second["from_name"]
+
+
+def test_a_swap_that_no_longer_fits_is_skipped_whole(
+    swappable: tuple[Service, dict[str, Any]], lab: LabProcess
+) -> None:
+    svc, rec = swappable
+    first, second = swap_halves(rec)
+    planned = svc.create_plan(OPERATOR, recommendation_id=rec["id"])
+    # Before the plan runs, the second half's disk is moved elsewhere by hand.
+    elsewhere = next(
+        n for n in ("3diskLUN", "6diskLUN", "9diskLUN") if n not in (first["to_name"], second["from_name"])
+    )
+    manual = svc.create_plan(OPERATOR, pod=POD, moves=[{"disk": second["disk"], "to": elsewhere}])
+    assert run_stepping(svc, lab, manual["id"])["state"] == "succeeded"
+
+    done = run_stepping(svc, lab, planned["id"])
+    halves = [m for m in done["moves"] if m["swap_group"] == first["swap_group"]]
+    assert [m["state"] for m in halves] == ["skipped", "skipped"], done
+    for m in halves:
+        assert m["message"].startswith("the swap no longer fits: disk scsi0:1 of " + second["vm"]), m
+    where = placed(lab)
+    assert where[first["vm"]] == first["from_name"]  # the first half never moved
+    assert where[second["vm"]] == elsewhere
+    assert "half done" not in done["message"]

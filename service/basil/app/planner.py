@@ -366,6 +366,8 @@ class PlanExecutor:
                 if move.state != "pending":
                     continue
                 fresh = self._plan(plan_id)
+                if next(m.state for m in fresh.moves if m.id == move.id) != "pending":
+                    continue  # skipped with the rest of its swap
                 why = self._why_not_start(fresh, move, limit) or half_swap(fresh, move)
                 if not why and self.check is not None:
                     why = self.check(fresh, move)
