@@ -150,6 +150,22 @@ describe('recommendation panel', () => {
     await waitFor(() => expect(screen.getByTestId('plan-state').textContent).toBe('succeeded'), { timeout: 6000 });
     expect(screen.getByTestId('plan-progress').getAttribute('data-value')).toBe('100');
   }, 10_000);
+
+  it('labels both halves of a recommended swap as one swap', async () => {
+    const rec = fixture<Recommendation>('recommendation.json');
+    const moves = rec.moves.map((m, i) => (i < 2 ? { ...m, kind: 'swap', swap_group: 7 } : m));
+    const f = fakeFetch({ [`GET /pods/${POD.name}/recommendations`]: { ...rec, moves }, 'GET /plans': [] });
+    const host = new StandaloneHost(new MemoryStore(), null, false);
+    const api = new ApiClient({ baseUrl: BASE, credentials: host.credentials, fetch: f.fetch });
+    render(
+      <AppContext.Provider value={{ api, host, open: () => undefined }}>
+        <RecommendationPanel pod={POD.name} datastores={POD.datastores} />
+      </AppContext.Provider>,
+    );
+    await screen.findByTestId('apply');
+    const labels = [...document.querySelectorAll('.basil-swap')].map((e) => e.textContent);
+    expect(labels).toEqual(['swap 7', 'swap 7']);
+  });
 });
 
 describe('theme', () => {

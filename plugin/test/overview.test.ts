@@ -15,6 +15,7 @@ import {
   planProgress,
   recommendationBars,
   splitMoves,
+  swapLabel,
 } from '../src/shape/overview';
 import { fixture } from './helpers';
 
@@ -71,6 +72,15 @@ describe('recommendations and plans', () => {
     const bare = { ...m, from_name: undefined, to_name: undefined };
     expect(moveEnds(bare, pod.datastores)).toEqual({ from: m.from_name, to: m.to_name });
     expect(moveEnds(bare, [])).toEqual({ from: m.from, to: m.to });
+  });
+
+  it('labels both halves of a swap alike, and a plain move not at all', () => {
+    const first = { ...m, kind: 'swap', swap_group: 3 };
+    const second = { ...m, kind: 'swap', swap_group: 3, from: m.to, to: m.from };
+    expect(swapLabel(first)).toBe('swap 3');
+    expect(swapLabel(second)).toBe(swapLabel(first));
+    expect(swapLabel({ ...m, swap_group: null })).toBeNull();
+    expect(swapLabel({ ...m, swap_group: undefined })).toBeNull();
   });
 
   it('pairs every datastore’s N before and after the moves, most loaded first', () => {

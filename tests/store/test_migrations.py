@@ -60,7 +60,7 @@ def test_upgrade_is_idempotent_and_downgrade_removes_everything(empty_store_url:
 
 
 def test_history_names_the_revisions_in_order() -> None:
-    assert [rev for rev, _ in history()][:4] == ["0001", "0002", "0003_latency_us", "0004"]
+    assert [rev for rev, _ in history()][:5] == ["0001", "0002", "0003_latency_us", "0004", "0005"]
 
 
 def test_offline_sql_for_a_dba() -> None:
@@ -154,6 +154,34 @@ def test_0004_keeps_recommendations_and_adds_prediction_checks(empty_store_url: 
         assert tuple(row) == ("r1", None, None)
         downgrade(store.engine, "0003_latency_us")
         assert "prediction_checks" not in store.table_names()
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT round_id FROM recommendations")).scalar_one() == "r1"
+    finally:
+        store.dispose()
+
+
+def test_0005_adds_swap_groups_keeping_recommendations_and_plan_moves(empty_store_url: str) -> None:
+    store = Store(empty_store_url)
+    try:
+        upgrade(store.engine, "0004")
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO recommendations (round_id, pod, vcenter, created_at, reason, vm, vm_name, "
+                    "disk_key, instance, size_bytes, source_datastore, target_datastore, predicted, status) "
+                    "VALUES ('r1', 'pod', 'lab', '2026-11-25 10:00:00+00:00', 'balanceDatastoreIOLoad', "
+                    "'vm-1', 'a', 2000, 'scsi0:0', 1, 'datastore-1', 'datastore-2', '{}', 'open')"
+                )
+            )
+        upgrade(store.engine, "0005")
+        for table in ("recommendations", "plan_moves"):
+            assert "swap_group" in {c["name"] for c in inspect(store.engine).get_columns(table)}
+        with store.engine.connect() as conn:
+            row = conn.execute(text("SELECT round_id, swap_group FROM recommendations")).one()
+        assert tuple(row) == ("r1", None)
+        downgrade(store.engine, "0004")
+        for table in ("recommendations", "plan_moves"):
+            assert "swap_group" not in {c["name"] for c in inspect(store.engine).get_columns(table)}
         with store.engine.connect() as conn:
             assert conn.execute(text("SELECT round_id FROM recommendations")).scalar_one() == "r1"
     finally:

@@ -81,6 +81,9 @@ export interface Move {
   task?: string | null;
   message?: string | null;
   finished_at?: string | null;
+  /** "swap": one half of a swap; both halves share swap_group and are applied together. */
+  kind?: string;
+  swap_group?: number | null;
 }
 
 export interface PodSummary {

@@ -64,6 +64,11 @@ export function nameOf(id: string, datastores: DatastoreSummary[]): string {
   return datastores.find((d) => d.id === id || d.name === id)?.name ?? id;
 }
 
+/** The label of a move that is half of a swap ("swap 3"), or null: both halves share it. */
+export function swapLabel(move: Move): string | null {
+  return move.swap_group === undefined || move.swap_group === null ? null : `swap ${move.swap_group}`;
+}
+
 /** The names of a move's source and target: the service's, else looked up, else the ids. */
 export function moveEnds(move: Move, datastores: DatastoreSummary[] = []): { from: string; to: string } {
   return { from: move.from_name ?? nameOf(move.from, datastores), to: move.to_name ?? nameOf(move.to, datastores) };

@@ -6,7 +6,7 @@ import { ApiError } from '../api/client';
 import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Recommendation } from '../api/types';
 import { BeforeAfterBars } from '../charts/Charts';
 import { compact, dateTime, gb } from '../shape/format';
-import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars } from '../shape/overview';
+import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars, swapLabel } from '../shape/overview';
 import { imbalanceLine, isStale, pinnedSummary, predictionErrorLine, predictionRows } from '../shape/recommendation';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
 
@@ -99,6 +99,16 @@ export function PredictionPanel({ pod }: { pod: string }) {
   );
 }
 
+/** Both halves of a swap carry the same label: they are judged and applied together. */
+function SwapTag({ move }: { move: Move }) {
+  const label = swapLabel(move);
+  return label ? (
+    <span className="label label-purple basil-swap" title="one half of a swap: both halves are applied together">
+      {label}
+    </span>
+  ) : null;
+}
+
 function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: DatastoreSummary[]; focus?: string | null }) {
   const touches = (m: Move) => focus !== null && focus !== undefined && (m.from === focus || m.to === focus);
   // Highlighting every row would single none out: only when some moves leave the focused datastore alone.
@@ -123,6 +133,7 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
             </td>
             <td className="left">
               {moveEnds(m, datastores).from} → <strong>{moveEnds(m, datastores).to}</strong>
+              <SwapTag move={m} />
             </td>
             <td>{gb(m.size_gb)}</td>
             <td className="left">
@@ -227,6 +238,7 @@ export function PlanProgress({ planId, datastores, onFinished }: { planId: strin
                       </td>
                       <td className="left">
                         {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
+                        <SwapTag move={m} />
                       </td>
                       <td className="left">
                         <StateLabel state={m.state ?? 'pending'} />

@@ -179,6 +179,9 @@ MOVE: Schema = {
         "progress": N_NUMBER,
         "task": N_STRING,
         "message": N_STRING,
+        "kind": {"type": "string", "enum": ["move", "swap"]},
+        # The moves of both halves of one swap share it; they are judged and applied together.
+        "swap_group": {"type": ["integer", "null"]},
     },
 }
 

@@ -10,6 +10,13 @@ The unit that moves is judged whole: the plan's pending moves of the same VM fro
 the same target (the disks a recommendation moves together). Once one disk of such a unit has moved,
 the rest follow without a check, so a VM's disks are not left split. Moves given by hand are the
 administrator's decision and are not checked; where the disk is now is the executor's check.
+
+A swap (moves sharing a ``swap_group``: one unit from x to y and another from y to x) is judged as
+one unit too: the imbalance after both halves against the imbalance now, since its first half alone
+may raise it. Before the swap starts, both halves must be in the plan and every disk still on its
+source; otherwise the swap is skipped whole. Once part of it has moved, the rest follows without a
+check. (The executor drops a swap whose first move failed or was skipped before any disk moved, and
+names a swap left half done in the plan's outcome: :func:`basil.app.planner.half_swap`.)
 """
 
 from __future__ import annotations
@@ -40,8 +47,77 @@ def _unit(plan: Plan, move: Move) -> tuple[list[Move], bool]:
     return [m for m in same if m.state == "pending" or m.id == move.id], started
 
 
+def _swap(plan: Plan, move: Move) -> tuple[list[Move], bool]:
+    """The plan's moves of *move*'s swap (both halves), and whether part of it has started already."""
+    same = [m for m in plan.moves if m.swap_group is not None and m.swap_group == move.swap_group]
+    started = any(m.state in ("running", "succeeded") for m in same if m.id != move.id)
+    return same, started
+
+
+def _swap_misfit(ps: PodSnapshot, halves: list[Move], names: dict[str, str]) -> str:
+    """Why the swap cannot be applied as recommended: a half missing, or a disk not on its source."""
+    ways = {(m.source_datastore, m.target_datastore) for m in halves}
+    if not any((b, a) in ways for a, b in ways):
+        return (
+            "the swap is incomplete: its other half is not in the plan, and half a swap is not applied alone"
+        )
+    where = {d.id: d.datastore for d in ps.snapshot.disks}
+    for m in halves:
+        now = where.get(disk_key(m.vm, m.instance))
+        if now != m.source_datastore:
+            return (
+                f"the swap no longer fits: disk {m.instance} of {m.vm_name or m.vm} is on "
+                f"{names.get(now or '', now or 'no datastore')}, not on "
+                f"{names.get(m.source_datastore, m.source_datastore)} (live placement)"
+            )
+    return ""
+
+
+def _why_skip_swap(ps: PodSnapshot, plan: Plan, move: Move, live: PodLoad, names: dict[str, str]) -> str:
+    halves, started = _swap(plan, move)
+    if started:
+        return ""
+    misfit = _swap_misfit(ps, halves, names)
+    if misfit:
+        return misfit
+    if any(
+        m.source_datastore not in live.balanced or m.target_datastore not in live.balanced for m in halves
+    ):
+        return ""  # maintenance on either side: the actuator's pre-checks decide
+    threshold = ps.params.imbalance_threshold
+    if live.imbalance <= threshold:
+        return (
+            f"{NO_LONGER_NEEDED}: the pod's imbalance is {live.imbalance:.3f} now, at or below its "
+            f"threshold {threshold:g} (live placement and models)"
+        )
+    flows = [
+        (m.source_datastore, m.target_datastore, live.disk_load.get(disk_key(m.vm, m.instance), 0.0))
+        for m in halves
+    ]
+    after = live.imbalance_after(flows)
+    if after >= live.imbalance - 1e-9:
+        what = ", ".join(
+            dict.fromkeys(
+                f"{m.vm_name or m.vm} {names.get(m.source_datastore, m.source_datastore)} → "
+                f"{names.get(m.target_datastore, m.target_datastore)}"
+                for m in halves
+            )
+        )
+        return (
+            f"{NO_LONGER_HELPS}: the pod's imbalance is {live.imbalance:.3f} now and would be {after:.3f} "
+            f"after the swap ({what}; both halves, {len(halves)} disk(s)) (live placement and models)"
+        )
+    return ""
+
+
 def why_skip(ps: PodSnapshot, plan: Plan, move: Move, names: dict[str, str] | None = None) -> str:
     """Why the recommended *move* should not start on the live snapshot *ps* ("" when it should)."""
+    if move.swap_group is not None:
+        return _why_skip_swap(ps, plan, move, pod_load(ps), names or {})
+    return _why_skip_move(ps, plan, move, names)
+
+
+def _why_skip_move(ps: PodSnapshot, plan: Plan, move: Move, names: dict[str, str] | None) -> str:
     unit, started = _unit(plan, move)
     if started:
         return ""

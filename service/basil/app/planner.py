@@ -91,6 +91,7 @@ def create_plan_from_round(
                 vm_name=r.spec.vm_name,
                 instance=r.spec.instance,
                 recommendation_id=r.id,
+                swap_group=r.spec.swap_group,
             )
             for r in sorted(recs, key=lambda r: (int(r.spec.predicted.get("move", 0)), r.id))
         ]
@@ -198,10 +199,12 @@ class Budget:
     moves: int | None = None
     gb: float | None = None
 
-    def allows(self, size_bytes: int) -> str:
-        """Why a move of *size_bytes* does not fit ('' when it does)."""
-        if self.moves is not None and self.moves < 1:
-            return "budget of moves spent"
+    def allows(self, size_bytes: int, count: int = 1) -> str:
+        """Why *count* moves of *size_bytes* together do not fit ('' when they do)."""
+        if self.moves is not None and self.moves < count:
+            return (
+                "budget of moves spent" if count == 1 else f"budget of moves spent ({count} needed together)"
+            )
         if self.gb is not None and size_bytes / GB > self.gb + 1e-9:
             return f"budget of GB spent ({self.gb:.1f} GB left, the move copies {size_bytes / GB:.1f} GB)"
         return ""
@@ -220,12 +223,69 @@ class _Both:
     plan: Budget
     window: Budget
 
-    def allows(self, size_bytes: int) -> str:
-        return self.plan.allows(size_bytes) or self.window.allows(size_bytes)
+    def allows(self, size_bytes: int, count: int = 1) -> str:
+        return self.plan.allows(size_bytes, count) or self.window.allows(size_bytes, count)
 
     def spend(self, size_bytes: int) -> None:
         self.plan.spend(size_bytes)
         self.window.spend(size_bytes)
+
+
+def swap_moves(plan: Plan, move: Move) -> list[Move]:
+    """The plan's moves of *move*'s swap (both halves, *move* included); [] for a move not in a swap."""
+    if move.swap_group is None:
+        return []
+    return [m for m in plan.moves if m.swap_group == move.swap_group]
+
+
+def _swap_started(moves: Sequence[Move], move: Move) -> bool:
+    return any(m.state in ("running", "succeeded") for m in moves if m.id != move.id)
+
+
+def half_swap(plan: Plan, move: Move) -> str:
+    """Why *move* must not start because the rest of its swap will not be applied ("" to go on).
+
+    A swap not started yet whose other moves failed or were skipped is dropped whole: its half alone
+    is not what the balancer recommended (it may raise the imbalance). Once a half has started, the
+    rest follows.
+    """
+    moves = swap_moves(plan, move)
+    if not moves or _swap_started(moves, move):
+        return ""
+    dropped = next((m for m in moves if m.state in ("failed", "skipped")), None)
+    if dropped is None:
+        return ""
+    return (
+        f"the swap's move {dropped.seq + 1} ({dropped.instance} of {dropped.vm_name or dropped.vm}) "
+        f"{dropped.state}: half a swap is not applied alone"
+    )
+
+
+def half_done_swaps(plan: Plan) -> list[str]:
+    """The plan's swaps left half done: some of their moves succeeded, others did not."""
+    groups: dict[int, list[Move]] = {}
+    for m in plan.moves:
+        if m.swap_group is not None:
+            groups.setdefault(m.swap_group, []).append(m)
+    found: list[str] = []
+    for moves in groups.values():
+        done = [m for m in moves if m.state == "succeeded"]
+        if not done or len(done) == len(moves):
+            continue
+        not_done = [m for m in moves if m.state != "succeeded"]
+
+        def words(ms: Sequence[Move]) -> str:
+            return ", ".join(
+                f"{m.instance} of {m.vm_name or m.vm} {m.source_datastore} → {m.target_datastore}"
+                + ("" if m.state == "succeeded" else f" ({m.state})")
+                for m in ms
+            )
+
+        found.append(
+            f"swap of moves {', '.join(str(m.seq + 1) for m in moves)} is half done: moved {words(done)}; "
+            f"not moved {words(not_done)} (nothing moved back)"
+        )
+    return found
 
 
 def _wait(
@@ -306,7 +366,9 @@ class PlanExecutor:
                 if move.state != "pending":
                     continue
                 fresh = self._plan(plan_id)
-                why = self._why_not_start(fresh, move, limit)
+                if next(m.state for m in fresh.moves if m.id == move.id) != "pending":
+                    continue  # skipped with the rest of its swap
+                why = self._why_not_start(fresh, move, limit) or half_swap(fresh, move)
                 if not why and self.check is not None:
                     why = self.check(fresh, move)
                 if why:
@@ -314,6 +376,7 @@ class PlanExecutor:
                     if why.startswith(("the plan is being cancelled", "the window closed")):
                         self._skip_rest(self._plan(plan_id), why)
                         break
+                    self._skip_swap(fresh, move, why)
                     continue
                 ok = self._start_move(link, fresh, move, limit)
                 failed += not ok
@@ -336,12 +399,25 @@ class PlanExecutor:
             return "the plan is being cancelled"
         if plan.deadline is not None and self.clock() >= plan.deadline:
             return f"the window closed at {plan.deadline.isoformat()}"
+        swap = swap_moves(plan, move)
+        if swap and not _swap_started(swap, move):  # a swap must fit whole
+            pending = [m for m in swap if m.state == "pending"]
+            return budget.allows(sum(m.size_bytes for m in pending), len(pending))
         return budget.allows(move.size_bytes)
 
     def _skip(self, move: Move, why: str) -> None:
         with self.store.session() as session:
             ended = plan_store.finish_move(session, move.id, "skipped", why, now=self.clock())
         self._ended(ended)
+
+    def _skip_swap(self, plan: Plan, move: Move, why: str) -> None:
+        """*move* was skipped before its swap started: the swap's other pending moves go with it."""
+        swap = swap_moves(plan, move)
+        if _swap_started(swap, move):
+            return
+        for other in swap:
+            if other.id != move.id and other.state == "pending":
+                self._skip(other, why)
 
     def _skip_rest(self, plan: Plan, why: str) -> None:
         for other in plan.moves:
@@ -356,6 +432,8 @@ class PlanExecutor:
         plan = self._plan(plan_id)
         counts = plan.counts()
         text = ", ".join(f"{n} {state}" for state, n in counts.items() if n)
+        for half in half_done_swaps(plan):
+            text += f"; {half}"
         if plan.cancel_requested:
             state = "cancelled"
         elif counts["failed"]:

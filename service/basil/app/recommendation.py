@@ -40,7 +40,7 @@ from basil.core.constraints import ANTI_AFFINITY, PlacementState, Unit, build_un
 from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency, latency_gate, without_moves
 from basil.core.normalized_load import imbalance, resolve_models
 from basil.core.params import BalancerParams
-from basil.core.plan import STOP_NO_IMPROVING_MOVE, STOP_SEARCH_LIMIT, Plan
+from basil.core.plan import STOP_NO_IMPROVING_MOVE, STOP_SEARCH_LIMIT, Plan, swap_groups
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
 from basil.errors import ConflictError, VCenterError
 from basil.store import Store
@@ -441,6 +441,7 @@ def run_round(
             "balancing": latency.open,
         }
     specs: list[RecommendationSpec] = []
+    groups = swap_groups(plan.moves)
     for move in plan.moves:
         for disk, size, load in zip(move.disks, move.disk_sizes_gb, move.disk_loads, strict=True):
             vm, instance, key = ps.disk_keys[disk]
@@ -457,8 +458,10 @@ def run_round(
                     reason=move.reason_code,
                     vm_name=vm_obj.name if vm_obj else vm,
                     instance=instance,
+                    swap_group=groups.get(move.number),
                     predicted={
                         "move": move.number,
+                        "kind": move.kind,
                         "load": load,
                         "move_load": move.load,
                         "disks_in_move": list(move.disks),

@@ -565,6 +565,8 @@ def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
         "vm": s.vm_name,
         "reason_code": s.reason,
         **_predicted(s.predicted),
+        "kind": s.predicted.get("kind", "move"),
+        "swap_group": s.swap_group,
         "status": r.status,
     }
 
@@ -675,6 +677,8 @@ def move_dict(svc: Service, m: plan_store.Move) -> dict[str, Any]:
         "started_at": iso(m.started_at),
         "finished_at": iso(m.finished_at),
         "recommendation_id": m.recommendation_id,
+        "kind": "move" if m.swap_group is None else "swap",
+        "swap_group": m.swap_group,
     }
 
 

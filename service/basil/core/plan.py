@@ -7,7 +7,7 @@ the ``move`` number).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +149,27 @@ class Plan:
         raise KeyError(name)
 
 
+def swap_groups(moves: Sequence[Move]) -> dict[int, int]:
+    """Which swap each half belongs to: move number → the number of its swap's first half.
+
+    The search emits a swap's two halves as consecutive moves of one pod with ``kind == "swap"``; plain
+    moves are not in the result. A swap move without its partner (a plan cut short) is its own group.
+    """
+    groups: dict[int, int] = {}
+    open_half: Move | None = None
+    for m in moves:
+        if m.kind != KIND_SWAP:
+            open_half = None
+            continue
+        if open_half is not None and open_half.pod == m.pod and m.number == open_half.number + 1:
+            groups[m.number] = open_half.number
+            open_half = None
+        else:
+            groups[m.number] = m.number
+            open_half = m
+    return groups
+
+
 def _fit_dict(fit: DeviceFit | None) -> dict[str, Any] | None:
     if fit is None:
         return None
@@ -216,6 +237,7 @@ def _disk_effect_dict(e: DiskEffect) -> dict[str, Any]:
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """The JSON form of a plan (``basil recommend --json``)."""
     moves: list[dict[str, Any]] = []
+    groups = swap_groups(plan.moves)
     for m in plan.moves:
         for disk, size, load in zip(m.disks, m.disk_sizes_gb, m.disk_loads, strict=True):
             moves.append(
@@ -243,6 +265,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
                         "target_new": m.target_new,
                         "objective": m.objective,
                         "kind": m.kind,
+                        "swap_group": groups.get(m.number),
                         "pod_iops_before": m.pod_iops_before,
                         "pod_iops_after": m.pod_iops_after,
                         "pod_latency_ms_before": m.pod_latency_ms_before,

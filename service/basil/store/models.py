@@ -326,6 +326,8 @@ class RecommendationRow(Base):
     # basil.app.validity. Set when a move changed that placement; a stale move is never planned.
     basis: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     stale_reason: Mapped[str | None] = mapped_column(Text)
+    # The halves of one recommended swap share it (the number of the swap's first move in its round).
+    swap_group: Mapped[int | None] = mapped_column(Integer)
 
 
 class PlanRow(Base):
@@ -397,6 +399,8 @@ class PlanMoveRow(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     updated_at: Mapped[datetime]
+    # The moves of both halves of one swap share it: they are judged, applied or skipped together.
+    swap_group: Mapped[int | None] = mapped_column(Integer)
 
 
 # --- SRP -------------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ class MoveSpec:
     vm_name: str = ""
     instance: str = ""
     recommendation_id: int | None = None
+    swap_group: int | None = None  # moves sharing it are the halves of one swap, applied together
 
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
@@ -100,6 +101,7 @@ class Move:
     started_at: datetime | None
     finished_at: datetime | None
     recommendation_id: int | None
+    swap_group: int | None = None  # moves sharing it are the halves of one swap
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def _move(row: PlanMoveRow) -> Move:
     return Move(
         row.id, row.plan_id, row.seq, row.vcenter, row.vm, row.vm_name, row.disk_key, row.instance,
         row.size_bytes, row.source_datastore, row.target_datastore, row.state, row.task_id, row.progress,
-        row.message, row.started_at, row.finished_at, row.recommendation_id,
+        row.message, row.started_at, row.finished_at, row.recommendation_id, row.swap_group,
     )  # fmt: skip
 
 
@@ -240,7 +242,7 @@ def create_plan(
             plan_id=row.id, seq=i, recommendation_id=spec.recommendation_id, vcenter=spec.vcenter, vm=spec.vm,
             vm_name=spec.vm_name, disk_key=spec.disk_key, instance=spec.instance, size_bytes=spec.size_bytes,
             source_datastore=spec.source_datastore, target_datastore=spec.target_datastore, state="pending",
-            progress=0, message="", updated_at=at,
+            progress=0, message="", updated_at=at, swap_group=spec.swap_group,
         )
         for i, spec in enumerate(moves)
     ]  # fmt: skip

@@ -36,6 +36,7 @@ class RecommendationSpec:
     vm_name: str = ""
     instance: str = ""
     predicted: dict[str, Any] = field(default_factory=dict)
+    swap_group: int | None = None  # shared by the disks of both halves of one swap
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Recommendation:
 def _rec(row: RecommendationRow) -> Recommendation:
     spec = RecommendationSpec(
         row.vcenter, row.vm, row.disk_key, row.source_datastore, row.target_datastore, row.size_bytes,
-        row.reason, row.vm_name, row.instance, row.predicted,
+        row.reason, row.vm_name, row.instance, row.predicted, row.swap_group,
     )  # fmt: skip
     return Recommendation(
         row.id, row.round_id, row.pod, row.created_at, row.status, row.plan_id, spec, row.basis,
@@ -82,7 +83,7 @@ def save_round(
             round_id=round_id, pod=pod, vcenter=s.vcenter, created_at=at, reason=s.reason, vm=s.vm,
             vm_name=s.vm_name, disk_key=s.disk_key, instance=s.instance, size_bytes=s.size_bytes,
             source_datastore=s.source_datastore, target_datastore=s.target_datastore, predicted=s.predicted,
-            status="open", basis=basis,
+            status="open", basis=basis, swap_group=s.swap_group,
         )
         for s in specs
     ]  # fmt: skip
