@@ -478,13 +478,17 @@ class BestMoveSearch:
         k = min(_SOURCES * self.width, count)
         by_n = np.where(has, self.N, -np.inf)
         by_s = np.where(has, -score if low_is_target else score, -np.inf)
-        picked = np.concatenate((np.argpartition(-by_n, k - 1)[:k], np.argpartition(-by_s, k - 1)[:k]))
-        sources = np.unique(picked[has[picked]]).tolist()
+        # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
+        chosen = np.zeros(self.d, dtype=np.bool_)
+        chosen[np.argpartition(-by_n, k - 1)[:k]] = True
+        chosen[np.argpartition(-by_s, k - 1)[:k]] = True
+        sources: list[int] = np.flatnonzero(chosen & has).tolist()
         j = min(_TARGETS * self.width, self.d - 1)
         t_score = score if low_is_target else -score
-        targets = np.unique(
-            np.concatenate((np.argpartition(self.N, j)[: j + 1], np.argpartition(t_score, j)[: j + 1]))
-        ).tolist()
+        chosen[:] = False
+        chosen[np.argpartition(self.N, j)[: j + 1]] = True
+        chosen[np.argpartition(t_score, j)[: j + 1]] = True
+        targets: list[int] = np.flatnonzero(chosen).tolist()
         return sources, targets
 
     def _neighbours(self, x: int, y: int, ideal: float, high: float, per_side: int) -> list[int]:
@@ -565,7 +569,8 @@ class BestMoveSearch:
         den = 2.0 * beta * total - alpha * gamma
         with np.errstate(divide="ignore", invalid="ignore"):
             star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
-        star = np.clip(star, lmin, np.maximum(high, lmin))
+        top = np.maximum(high, lmin)
+        star = np.clip(star, lmin, top)
 
         def h(amount: Array) -> Array:
             t = total + gamma * amount
@@ -573,7 +578,7 @@ class BestMoveSearch:
             return value
 
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            best = np.minimum(np.minimum(h(star), h(lmin)), h(np.maximum(high, lmin)))
+            best = np.minimum(np.minimum(h(star), h(lmin)), h(top))
             bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
         gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
         return gain, sources, targets, star, high

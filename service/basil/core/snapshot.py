@@ -152,6 +152,30 @@ class Disk:
     iops: float | None = None
     last_moved: float | None = None  # seconds since the epoch
 
+    def plainly_valid(self) -> bool:
+        """A quick check that :meth:`problems` finds nothing, for the common disk (plain floats, a
+        workload or a load, no samples): True only when it would return no problem; False means
+        "ask :meth:`problems`", not necessarily that there is one."""
+        w = self.workload
+        return (
+            not self.samples
+            and bool(self.id and self.vm and self.datastore)
+            and _plain_at_least(self.size_gb, 0.0)
+            and (self.load is not None or w is not None)
+            and (self.load is None or _plain_at_least(self.load, 0.0))
+            and (
+                w is None
+                or (
+                    _plain_at_least(w.oio, 0.0)
+                    and _plain_at_least(w.io_size_kb, 0.0)
+                    and _plain_at_least(w.read_pct, 0.0, 100.0)
+                    and _plain_at_least(w.random_pct, 0.0, 100.0)
+                )
+            )
+            and (self.iops is None or _plain_at_least(self.iops, 0.0))
+            and (self.last_moved is None or _plain_at_least(self.last_moved, -math.inf))
+        )
+
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
         for name in ("id", "vm", "datastore"):
@@ -214,6 +238,14 @@ class SnapshotDocument:
     params: BalancerParams
 
 
+def _plain_at_least(value: object, minimum: float, maximum: float = math.inf) -> bool:
+    """Whether *value* is a plain float or int, finite, and within [minimum, maximum]."""
+    kind = type(value)
+    if kind is not float and kind is not int:
+        return False
+    return minimum <= value <= maximum and -math.inf < value < math.inf  # type: ignore[operator]
+
+
 def _time_consistency(samples: Sequence[DeviceSample] | Sequence[WorkloadSample], path: str) -> list[Problem]:
     timed = sum(1 for s in samples if s.time is not None)
     if 0 < timed < len(samples):
@@ -273,7 +305,8 @@ def validate_parts(
     vms: set[str] = set(other_vm_names)
     last_moved = False
     for i, disk in disks:
-        problems += disk.problems(f"disks[{i}]")
+        if not disk.plainly_valid():
+            problems += disk.problems(f"disks[{i}]")
         if disk.id in ids:
             problems.append(
                 Problem(f"disks[{i}].id", f"duplicate disk {disk.id!r} (also disks[{ids[disk.id]}])")
