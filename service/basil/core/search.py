@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from basil.core.constraints import Budget, PlacementState, Unit
 from basil.core.normalized_load import Models, imbalance
-from basil.core.params import OBJECTIVE_THROUGHPUT, REASON_BALANCE_IO, BalancerParams
+from basil.core.params import OBJECTIVE_THROUGHPUT, ORDER_LOAD_PER_GB, REASON_BALANCE_IO, BalancerParams
 from basil.core.plan import (
     KIND_MOVE,
     KIND_SWAP,
@@ -232,33 +232,63 @@ class BestMoveSearch:
     def _load_units(self, units: Sequence[Unit]) -> None:
         """This pod's units (movable or not), with their sums for both models."""
         demands = self.demands
+        position = self.position
         for unit in units:
-            i = self.position.get(unit.datastore)
+            i = position.get(unit.datastore)
             if i is None:
                 continue
-            a, b, o = unit_sums(demands, unit.disks)
+            disks = unit.disks
+            if len(disks) == 1:
+                demand = demands[disks[0]]
+                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
+            else:
+                a, b, o = unit_sums(demands, disks)
             self.units.append(unit)
             self.src.append(i)
             self.ua.append(a)
             self.ub.append(b)
             self.uo.append(o)
-            self.S[i] += unit.load
-            self.pred.add(i, a, b, o, len(unit.disks))
+        # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
+        d = self.d
+        src = np.array(self.src, dtype=np.int64)
+        self.S = np.bincount(src, weights=[u.load for u in self.units], minlength=d).astype(np.float64)
+        p = self.pred
+        p.A = np.bincount(src, weights=self.ua, minlength=d).tolist()
+        p.B = np.bincount(src, weights=self.ub, minlength=d).tolist()
+        p.O = np.bincount(src, weights=self.uo, minlength=d).tolist()
+        p.count = (
+            np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
+        )
 
     def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
         """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
         the candidate order of §5 (rank), which also breaks ties between equally good moves."""
-        order = self.params.candidate_order
-        by_preference = sorted(range(len(self.units)), key=lambda u: (self.units[u].preference(order), u))
-        self.rank = [0] * len(self.units)
-        for r, uid in enumerate(by_preference):
-            self.rank[uid] = r
+        units = self.units
+        n = len(units)
+        load = np.array([u.load for u in units], dtype=np.float64)
+        # Rank: the candidate order (Unit.preference, ties by unit index) as one stable lexsort.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.params.candidate_order == ORDER_LOAD_PER_GB:
+                size = np.array([u.size_gb for u in units], dtype=np.float64)
+                density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
+                by_preference = np.lexsort((size, -density))
+            else:
+                known = np.array([u.iops is not None for u in units], dtype=np.bool_)
+                iops = np.array([u.iops if u.iops is not None else 0.0 for u in units], dtype=np.float64)
+                ratio = np.where(known, np.where(load > 0, iops / np.where(load > 0, load, 1.0), np.inf), 0.0)
+                by_preference = np.lexsort((-load, ratio, np.where(known, 0.0, 1.0)))
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_preference] = np.arange(n, dtype=np.int64)
+        self.rank = rank.tolist()
+        keys = self.uo if self.throughput else load.tolist()
         pools: list[list[tuple[float, int, int]]] = [[] for _ in range(self.d)]
-        for uid, unit in enumerate(self.units):
-            if unit.pinned is None:
-                pools[self.src[uid]].append((self._key(uid), self.rank[uid], uid))
-        for pool in pools:
-            pool.sort()
+        movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
+        ids = np.flatnonzero(movable)
+        key_array = np.array(keys, dtype=np.float64)
+        src = np.array(self.src, dtype=np.int64)
+        # Each pool in (key, rank) order: one lexsort by datastore, key, rank.
+        for uid in ids[np.lexsort((rank[ids], key_array[ids], src[ids]))].tolist():
+            pools[self.src[uid]].append((keys[uid], self.rank[uid], uid))
         return pools
 
     # --- bookkeeping -----------------------------------------------------------------------------
