@@ -156,24 +156,26 @@ class Disk:
         """A quick check that :meth:`problems` finds nothing, for the common disk (plain floats, a
         workload or a load, no samples): True only when it would return no problem; False means
         "ask :meth:`problems`", not necessarily that there is one."""
-        w = self.workload
+        w, load, iops, moved = self.workload, self.load, self.iops, self.last_moved
+        if self.samples or not (self.id and self.vm and self.datastore) or (load is None and w is None):
+            return False
+        if w is not None and not (
+            type(w.oio) in _PLAIN
+            and type(w.io_size_kb) in _PLAIN
+            and type(w.read_pct) in _PLAIN
+            and type(w.random_pct) in _PLAIN
+            and 0.0 <= w.oio < math.inf
+            and 0.0 <= w.io_size_kb < math.inf
+            and 0.0 <= w.read_pct <= 100.0
+            and 0.0 <= w.random_pct <= 100.0
+        ):
+            return False
         return (
-            not self.samples
-            and bool(self.id and self.vm and self.datastore)
-            and _plain_at_least(self.size_gb, 0.0)
-            and (self.load is not None or w is not None)
-            and (self.load is None or _plain_at_least(self.load, 0.0))
-            and (
-                w is None
-                or (
-                    _plain_at_least(w.oio, 0.0)
-                    and _plain_at_least(w.io_size_kb, 0.0)
-                    and _plain_at_least(w.read_pct, 0.0, 100.0)
-                    and _plain_at_least(w.random_pct, 0.0, 100.0)
-                )
-            )
-            and (self.iops is None or _plain_at_least(self.iops, 0.0))
-            and (self.last_moved is None or _plain_at_least(self.last_moved, -math.inf))
+            type(self.size_gb) in _PLAIN
+            and 0.0 <= self.size_gb < math.inf
+            and (load is None or (type(load) in _PLAIN and 0.0 <= load < math.inf))
+            and (iops is None or (type(iops) in _PLAIN and 0.0 <= iops < math.inf))
+            and (moved is None or (type(moved) in _PLAIN and -math.inf < moved < math.inf))
         )
 
     def problems(self, path: str) -> list[Problem]:
@@ -238,12 +240,7 @@ class SnapshotDocument:
     params: BalancerParams
 
 
-def _plain_at_least(value: object, minimum: float, maximum: float = math.inf) -> bool:
-    """Whether *value* is a plain float or int, finite, and within [minimum, maximum]."""
-    kind = type(value)
-    if kind is not float and kind is not int:
-        return False
-    return minimum <= value <= maximum and -math.inf < value < math.inf  # type: ignore[operator]
+_PLAIN = frozenset({float, int})  # number types Disk.plainly_valid accepts (not bool, not numpy's)
 
 
 def _time_consistency(samples: Sequence[DeviceSample] | Sequence[WorkloadSample], path: str) -> list[Problem]:
