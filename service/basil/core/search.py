@@ -183,6 +183,8 @@ class BestMoveSearch:
         self.P: Array = np.array(
             [models.datastores[n].effective_performance for n in self.names], dtype=np.float64
         )
+        self._inv_p: Array = 1.0 / self.P
+        self._inv_p2: Array = 1.0 / (self.P * self.P)
         self.new = [models.datastores[n].new for n in self.names]
         self.S: Array = np.zeros(d, dtype=np.float64)
         intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
@@ -585,30 +587,30 @@ class BestMoveSearch:
         sources, targets = self._sources_targets(w, low_is_target=True)
         if not sources:
             return None
-        xs = np.array(sources, dtype=np.int64)[:, None]
-        ys = np.array(targets, dtype=np.int64)[None, :]
-        lmin = self.key_min[xs]
-        lmax = self.key_max[xs]
-        nx, px = self.N[xs], self.P[xs]
-        ny, py = self.N[ys], self.P[ys]
-        alpha = 2.0 * (ny / py - nx / px)
-        beta = 1.0 / (px * px) + 1.0 / (py * py)
-        gamma = 1.0 / py - 1.0 / px
+        # Per-datastore terms gathered once per side (each element as the pairwise formulas of the
+        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
+        per = np.stack(
+            (self.N, self.P, self.N / self.P, self._inv_p, self._inv_p2, self.key_min, self.key_max)
+        )
+        nx, qx, ix, i2x, lmin, lmax = per[[0, 2, 3, 4, 5, 6]][:, sources][:, :, None]
+        ny, py, qy, iy, i2y = per[:5, targets][:, None, :]
+        alpha = 2.0 * (qy - qx)
+        beta = i2x + i2y
+        gamma = iy - ix
         high = np.minimum(lmax, (nx - ny) * py)
-        valid = (high >= lmin) & (xs != ys)
+        valid = high >= lmin
+        valid[np.asarray(sources)[:, None] == np.asarray(targets)[None, :]] = False
         den = 2.0 * beta * total - alpha * gamma
         with np.errstate(divide="ignore", invalid="ignore"):
             star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
         top = np.maximum(high, lmin)
         star = np.clip(star, lmin, top)
-
-        def h(amount: Array) -> Array:
-            t = total + gamma * amount
-            value: Array = (squares + alpha * amount + beta * amount * amount) / (t * t)
-            return value
-
+        # f² + 1 over d at the stationary point and both ends, in one array.
+        amount = np.stack(np.broadcast_arrays(star, lmin, top))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            best = np.minimum(np.minimum(h(star), h(lmin)), h(top))
+            t = total + gamma * amount
+            h = (squares + alpha * amount + beta * amount * amount) / (t * t)
+            best = np.minimum(np.minimum(h[0], h[1]), h[2])
             bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
         gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
         return gain, sources, targets, star, high
