@@ -183,8 +183,6 @@ class BestMoveSearch:
         self.P: Array = np.array(
             [models.datastores[n].effective_performance for n in self.names], dtype=np.float64
         )
-        self._inv_p: Array = 1.0 / self.P
-        self._inv_p2: Array = 1.0 / (self.P * self.P)
         self.new = [models.datastores[n].new for n in self.names]
         self.S: Array = np.zeros(d, dtype=np.float64)
         intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
@@ -199,11 +197,7 @@ class BestMoveSearch:
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: _RunnersUp | None = None
-        self.key_min: Array = np.full(d, np.inf)
-        self.key_max: Array = np.full(d, -np.inf)
-        for j in range(d):
-            self._bounds(j)
-        self.N: Array = self.S / self.P
+        self._per, self.N, self.key_min, self.key_max = self._table()
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -220,6 +214,22 @@ class BestMoveSearch:
         self.budget_blocked = False
         if d < 2:
             self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
+
+    def _table(self) -> tuple[Array, Array, Array, Array]:
+        """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
+        smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
+        the updates of a move keep the table current."""
+        per: Array = np.empty((7, self.d), dtype=np.float64)
+        per[2] = 1.0 / self.P
+        per[3] = 1.0 / (self.P * self.P)
+        per[6] = self.P
+        self.key_min, self.key_max = per[4], per[5]
+        self.key_min.fill(np.inf)
+        self.key_max.fill(-np.inf)
+        for j in range(self.d):
+            self._bounds(j)
+        np.divide(self.S, self.P, out=per[0])
+        return per, per[0], per[4], per[5]
 
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
         """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
@@ -589,11 +599,10 @@ class BestMoveSearch:
             return None
         # Per-datastore terms gathered once per side (each element as the pairwise formulas of the
         # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
-        per = np.stack(
-            (self.N, self.P, self.N / self.P, self._inv_p, self._inv_p2, self.key_min, self.key_max)
-        )
-        nx, qx, ix, i2x, lmin, lmax = per[[0, 2, 3, 4, 5, 6]][:, sources][:, :, None]
-        ny, py, qy, iy, i2y = per[:5, targets][:, None, :]
+        per = self._per
+        np.divide(self.N, self.P, out=per[1])
+        nx, qx, ix, i2x, lmin, lmax = per[:6, sources][:, :, None]
+        ny, qy, iy, i2y, py = per[:, targets][[0, 1, 2, 3, 6]][:, None, :]
         alpha = 2.0 * (qy - qx)
         beta = i2x + i2y
         gamma = iy - ix
@@ -606,7 +615,8 @@ class BestMoveSearch:
         top = np.maximum(high, lmin)
         star = np.clip(star, lmin, top)
         # f² + 1 over d at the stationary point and both ends, in one array.
-        amount = np.stack(np.broadcast_arrays(star, lmin, top))
+        amount = np.empty((3, *star.shape), dtype=np.float64)
+        amount[0], amount[1], amount[2] = star, lmin, top
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             t = total + gamma * amount
             h = (squares + alpha * amount + beta * amount * amount) / (t * t)
