@@ -76,7 +76,8 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     ).reshape(-1, 4)
     k2, k3, k4 = constants.k2, constants.k3, constants.k4
     # eq. 1's mix cost per disk with a workload model, in _mix_cost's order of operations.
-    costs = (k2 + mix[:, 1]) * (k3 + mix[:, 2] / 100.0) * (k4 + mix[:, 3] / 100.0)
+    with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, no warning
+        costs = (k2 + mix[:, 1]) * (k3 + mix[:, 2] / 100.0) * (k4 + mix[:, 3] / 100.0)
     c_ref = float(np.median(costs)) if costs.size else _mix_cost(_DEFAULT_MIX, constants)
     if not (math.isfinite(c_ref) and c_ref > 0):
         c_ref = 1.0

@@ -279,7 +279,7 @@ class BestMoveSearch:
         n = len(units)
         load = np.array([u.load for u in units], dtype=np.float64)
         # Rank: the candidate order (Unit.preference, ties by unit index) as one stable lexsort.
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if self.params.candidate_order == ORDER_LOAD_PER_GB:
                 size = np.array([u.size_gb for u in units], dtype=np.float64)
                 density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
