@@ -9,6 +9,7 @@ after it, and each pod's outcome) was recorded from the code before the performa
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import random
 
@@ -19,6 +20,7 @@ from basil.core.params import OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.plan import Plan
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
 from basil.core.workload_model import WorkloadParams
+from basil.errors import ValidationError
 
 NOW = 1_700_000_000.0
 
@@ -129,3 +131,21 @@ def test_plan_is_the_one_planned_before_the_optimisation(
     plan = recommend(random_snapshot(seed, disks, datastores), params)
     assert plan.moves, "the case must plan moves to compare"
     assert plan_digest(plan) == EXPECTED[seed]
+
+
+def test_a_round_leaves_the_garbage_collector_as_it_found_it() -> None:
+    """The round pauses Python's cyclic collector; it is back on afterwards, also after bad input,
+    and stays off when it was off."""
+    snap = random_snapshot(9, 60, 4)
+    assert gc.isenabled()
+    recommend(snap, BalancerParams())
+    assert gc.isenabled()
+    with pytest.raises(ValidationError):
+        recommend(snap, BalancerParams(imbalance_threshold=-1.0))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        recommend(snap, BalancerParams())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
