@@ -19,7 +19,7 @@ from basil.core.snapshot import (
     parse_snapshot,
     snapshot_to_document,
 )
-from basil.core.workload_model import WorkloadSample
+from basil.core.workload_model import WorkloadParams, WorkloadSample
 from basil.errors import ValidationError
 
 from .builders import EXAMPLES, datastore, disk, snapshot
@@ -360,3 +360,31 @@ def test_model_options_of_credibility_and_classes() -> None:
     found = problems_of(document)
     assert {"options.device_model.max_ci_ratio", "options.device_model.max_step"} <= set(found)
     assert "options.workload_model.burst_ratio" in found
+
+
+def test_the_quick_disk_check_never_passes_a_disk_with_a_problem() -> None:
+    """validate_parts skips Disk.problems for a disk plainly_valid accepts: it must accept the
+    common disk and reject every disk problems() would report on."""
+    good = [
+        disk("vm1/d0", "ds1"),
+        disk("vm1/d1", "ds1", load=0, size_gb=0, iops=5, last_moved=-3.0),
+        disk("vm1/d2", "ds1", workload=WorkloadParams(2.0, 8.0, 100.0, 0.0), iops=1.5),
+    ]
+    bad = [
+        disk("vm1/d0", "ds1", load=-1.0),
+        disk("vm1/d0", "ds1", load=math.nan),
+        disk("vm1/d0", "ds1", size_gb=math.inf),
+        disk("vm1/d0", "ds1", load=None),
+        disk("vm1/d0", "", load=1.0),
+        disk("vm1/d0", "ds1", iops=-2.0),
+        disk("vm1/d0", "ds1", last_moved=math.nan),
+        disk("vm1/d0", "ds1", workload=WorkloadParams(2.0, 8.0, 101.0, 0.0)),
+        disk("vm1/d0", "ds1", workload=WorkloadParams(-1.0, 8.0, 50.0, 0.0)),
+        disk("vm1/d0", "ds1", workload=WorkloadParams(1.0, 8.0, 50.0, True)),
+    ]
+    for d in good:
+        assert d.plainly_valid()
+        assert d.problems("disks[0]") == []
+    for d in bad:
+        assert d.problems("disks[0]"), d
+        assert not d.plainly_valid(), d

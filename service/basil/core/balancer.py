@@ -25,9 +25,12 @@ Choices the paper leaves open, made here:
 
 from __future__ import annotations
 
+import gc
 import math
 import random
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -412,13 +415,50 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+class _CollectorPause:
+    """Python's cyclic garbage collector paused while rounds run (see :func:`_collector_paused`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.rounds = 0  # rounds running with the collector paused
+        self.was_enabled = False
+
+
+_PAUSE = _CollectorPause()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a round runs. A round allocates a few objects
+    per disk (units, models, demands) that live until it ends and form no garbage cycles; with the
+    collector on, each batch of them triggers a pass over every object alive, the snapshot's too
+    (a third of the time of a round on 40,000 disks). Reference counting still frees everything;
+    the collector resumes (as it was before the first of concurrent rounds) when the last one ends."""
+    with _PAUSE.lock:
+        if _PAUSE.rounds == 0:
+            _PAUSE.was_enabled = gc.isenabled()
+            gc.disable()
+        _PAUSE.rounds += 1
+    try:
+        yield
+    finally:
+        with _PAUSE.lock:
+            _PAUSE.rounds -= 1
+            if _PAUSE.rounds == 0 and _PAUSE.was_enabled:
+                gc.enable()
+
+
 def recommend(snapshot: Snapshot, params: BalancerParams | None = None) -> Plan:
     """One balancing round over every pod of *snapshot*: the plan of Storage vMotions (BASIL §5).
 
     Raises :class:`basil.errors.ValidationError` listing every problem of the snapshot or params.
     Same snapshot and params give the same plan.
     """
-    params = params or BalancerParams()
+    with _collector_paused():
+        return _recommend(snapshot, params or BalancerParams())
+
+
+def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     raise_if_problems([*params.validate(), *snapshot.validate()], "recommendation input")
     models = resolve_models(snapshot, params)
     units = build_units(snapshot, models, params)

@@ -109,20 +109,33 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
     problems: list[Problem] = []
     wparams = params.workload_model
     disks: dict[str, DiskLoad] = {}
+    # workload_flags and classify_workload (without a median OIO) see a workload only through four
+    # comparisons: their results are looked up by those (a handful of combinations per snapshot).
+    memo: dict[tuple[bool, bool, bool, bool], tuple[tuple[str, ...], WorkloadClass]] = {}
+
+    def flags_and_class(w: WorkloadParams) -> tuple[tuple[str, ...], WorkloadClass]:
+        key = (
+            w.random_pct <= wparams.sequential_random_pct,
+            w.read_pct <= wparams.writes_read_pct,
+            w.random_pct <= wparams.sequential_class_random_pct,
+            w.read_pct <= wparams.write_heavy_read_pct,
+        )
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = (workload_flags(w, wparams), classify_workload(w, wparams))
+        return found
+
     for i, disk in enumerate(snapshot.disks):
         if disk.load is not None:
             flags: tuple[str, ...] = ()
             kind = UNKNOWN_CLASS
             if disk.workload is not None:
-                flags, kind = (
-                    workload_flags(disk.workload, wparams),
-                    classify_workload(disk.workload, wparams),
-                )
+                flags, kind = flags_and_class(disk.workload)
             disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags, kind)
             continue
         if disk.workload is not None:
             w, used, source = disk.workload, 0, LOAD_WORKLOAD
-            kind = classify_workload(w, wparams)
+            flags, kind = flags_and_class(w)
         else:
             modelled = model_workload(disk.samples, wparams, snapshot.now)
             if modelled is None:
@@ -143,7 +156,9 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 )
             )
             continue
-        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, workload_flags(w, wparams), kind)
+        if source == LOAD_SAMPLES:
+            flags = workload_flags(w, wparams)
+        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, flags, kind)
     raise_if_problems(problems, "snapshot")
     datastores, stand_in = _datastore_models(snapshot, params)
     return Models(datastores=datastores, disks=disks, stand_in=stand_in)

@@ -66,32 +66,45 @@ class DiskDemand:
 
 def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
     """Every disk's demand, from its workload model when it has one, else from its L."""
-    costs = [_mix_cost(m.workload, constants) for m in models.disks.values() if m.workload is not None]
-    c_ref = float(np.median(costs)) if costs else _mix_cost(_DEFAULT_MIX, constants)
+    ids = list(models.disks)
+    loads = np.array([m.load for m in models.disks.values()], dtype=np.float64)
+    workloads = [m.workload for m in models.disks.values()]
+    has = np.array([w is not None for w in workloads], dtype=np.bool_)
+    mix = np.array(
+        [(w.oio, w.io_size_kb, w.read_pct, w.random_pct) for w in workloads if w is not None],
+        dtype=np.float64,
+    ).reshape(-1, 4)
+    k2, k3, k4 = constants.k2, constants.k3, constants.k4
+    # eq. 1's mix cost per disk with a workload model, in _mix_cost's order of operations.
+    with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, no warning
+        costs = (k2 + mix[:, 1]) * (k3 + mix[:, 2] / 100.0) * (k4 + mix[:, 3] / 100.0)
+    c_ref = float(np.median(costs)) if costs.size else _mix_cost(_DEFAULT_MIX, constants)
     if not (math.isfinite(c_ref) and c_ref > 0):
         c_ref = 1.0
-    k4 = constants.k4
-    result: dict[str, DiskDemand] = {}
-    for disk_id, m in models.disks.items():
-        w = m.workload
-        if w is None or m.load <= 0:
-            x = max(m.load, 0.0) / c_ref
-            result[disk_id] = DiskDemand(oio=x, a=x, b=0.0, sequential=False)
-            continue
-        o = max(w.oio, 0.0)
-        x = o * _mix_cost(w, constants) / c_ref
-        r = min(max(w.random_pct / 100.0, 0.0), 1.0)
-        denominator = k4 + r
-        if denominator <= 0 or r >= 1.0:
-            result[disk_id] = DiskDemand(oio=o, a=x, b=0.0, sequential=False)
-            continue
-        result[disk_id] = DiskDemand(
-            oio=o,
-            a=x * (k4 + 1.0) / denominator,
-            b=x * (1.0 - r) * o / denominator,
-            sequential=r < 0.5,
+    n = len(ids)
+    cost = np.zeros(n, dtype=np.float64)
+    oio = np.zeros(n, dtype=np.float64)
+    random = np.zeros(n, dtype=np.float64)
+    cost[has] = costs
+    oio[has] = mix[:, 0]
+    random[has] = mix[:, 3]
+    modelled = has & (loads > 0)
+    o = np.maximum(oio, 0.0)
+    r = np.minimum(np.maximum(random / 100.0, 0.0), 1.0)
+    denominator = k4 + r
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = np.where(modelled, o * cost / c_ref, np.maximum(loads, 0.0) / c_ref)
+        split = modelled & (denominator > 0) & (r < 1.0)
+        a = np.where(split, x * (k4 + 1.0) / denominator, x)
+        b = np.where(split, x * (1.0 - r) * o / denominator, 0.0)
+    o = np.where(modelled, o, x)
+    sequential = split & (r < 0.5)
+    return {
+        disk_id: DiskDemand(oio=oi, a=ai, b=bi, sequential=si)
+        for disk_id, oi, ai, bi, si in zip(
+            ids, o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), strict=True
         )
-    return result
+    }
 
 
 def device_lines(models: Models, names: Sequence[str]) -> tuple[Array, Array, tuple[str, ...]]:

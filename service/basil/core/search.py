@@ -47,7 +47,7 @@ import numpy.typing as npt
 
 from basil.core.constraints import Budget, PlacementState, Unit
 from basil.core.normalized_load import Models, imbalance
-from basil.core.params import OBJECTIVE_THROUGHPUT, REASON_BALANCE_IO, BalancerParams
+from basil.core.params import OBJECTIVE_THROUGHPUT, ORDER_LOAD_PER_GB, REASON_BALANCE_IO, BalancerParams
 from basil.core.plan import (
     KIND_MOVE,
     KIND_SWAP,
@@ -197,11 +197,7 @@ class BestMoveSearch:
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: _RunnersUp | None = None
-        self.key_min: Array = np.full(d, np.inf)
-        self.key_max: Array = np.full(d, -np.inf)
-        for j in range(d):
-            self._bounds(j)
-        self.N: Array = self.S / self.P
+        self._per, self.N, self.key_min, self.key_max = self._table()
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -219,6 +215,22 @@ class BestMoveSearch:
         if d < 2:
             self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
 
+    def _table(self) -> tuple[Array, Array, Array, Array]:
+        """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
+        smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
+        the updates of a move keep the table current."""
+        per: Array = np.empty((7, self.d), dtype=np.float64)
+        per[2] = 1.0 / self.P
+        per[3] = 1.0 / (self.P * self.P)
+        per[6] = self.P
+        self.key_min, self.key_max = per[4], per[5]
+        self.key_min.fill(np.inf)
+        self.key_max.fill(-np.inf)
+        for j in range(self.d):
+            self._bounds(j)
+        np.divide(self.S, self.P, out=per[0])
+        return per, per[0], per[4], per[5]
+
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
         """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
         was on it this round; none while empty) and each unit's own allowance, from where it started."""
@@ -232,33 +244,63 @@ class BestMoveSearch:
     def _load_units(self, units: Sequence[Unit]) -> None:
         """This pod's units (movable or not), with their sums for both models."""
         demands = self.demands
+        position = self.position
         for unit in units:
-            i = self.position.get(unit.datastore)
+            i = position.get(unit.datastore)
             if i is None:
                 continue
-            a, b, o = unit_sums(demands, unit.disks)
+            disks = unit.disks
+            if len(disks) == 1:
+                demand = demands[disks[0]]
+                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
+            else:
+                a, b, o = unit_sums(demands, disks)
             self.units.append(unit)
             self.src.append(i)
             self.ua.append(a)
             self.ub.append(b)
             self.uo.append(o)
-            self.S[i] += unit.load
-            self.pred.add(i, a, b, o, len(unit.disks))
+        # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
+        d = self.d
+        src = np.array(self.src, dtype=np.int64)
+        self.S = np.bincount(src, weights=[u.load for u in self.units], minlength=d).astype(np.float64)
+        p = self.pred
+        p.A = np.bincount(src, weights=self.ua, minlength=d).tolist()
+        p.B = np.bincount(src, weights=self.ub, minlength=d).tolist()
+        p.O = np.bincount(src, weights=self.uo, minlength=d).tolist()
+        p.count = (
+            np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
+        )
 
     def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
         """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
         the candidate order of §5 (rank), which also breaks ties between equally good moves."""
-        order = self.params.candidate_order
-        by_preference = sorted(range(len(self.units)), key=lambda u: (self.units[u].preference(order), u))
-        self.rank = [0] * len(self.units)
-        for r, uid in enumerate(by_preference):
-            self.rank[uid] = r
+        units = self.units
+        n = len(units)
+        load = np.array([u.load for u in units], dtype=np.float64)
+        # Rank: the candidate order (Unit.preference, ties by unit index) as one stable lexsort.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if self.params.candidate_order == ORDER_LOAD_PER_GB:
+                size = np.array([u.size_gb for u in units], dtype=np.float64)
+                density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
+                by_preference = np.lexsort((size, -density))
+            else:
+                known = np.array([u.iops is not None for u in units], dtype=np.bool_)
+                iops = np.array([u.iops if u.iops is not None else 0.0 for u in units], dtype=np.float64)
+                ratio = np.where(known, np.where(load > 0, iops / np.where(load > 0, load, 1.0), np.inf), 0.0)
+                by_preference = np.lexsort((-load, ratio, np.where(known, 0.0, 1.0)))
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_preference] = np.arange(n, dtype=np.int64)
+        self.rank = rank.tolist()
+        keys = self.uo if self.throughput else load.tolist()
         pools: list[list[tuple[float, int, int]]] = [[] for _ in range(self.d)]
-        for uid, unit in enumerate(self.units):
-            if unit.pinned is None:
-                pools[self.src[uid]].append((self._key(uid), self.rank[uid], uid))
-        for pool in pools:
-            pool.sort()
+        movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
+        ids = np.flatnonzero(movable)
+        key_array = np.array(keys, dtype=np.float64)
+        src = np.array(self.src, dtype=np.int64)
+        # Each pool in (key, rank) order: one lexsort by datastore, key, rank.
+        for uid in ids[np.lexsort((rank[ids], key_array[ids], src[ids]))].tolist():
+            pools[self.src[uid]].append((keys[uid], self.rank[uid], uid))
         return pools
 
     # --- bookkeeping -----------------------------------------------------------------------------
@@ -478,13 +520,17 @@ class BestMoveSearch:
         k = min(_SOURCES * self.width, count)
         by_n = np.where(has, self.N, -np.inf)
         by_s = np.where(has, -score if low_is_target else score, -np.inf)
-        picked = np.concatenate((np.argpartition(-by_n, k - 1)[:k], np.argpartition(-by_s, k - 1)[:k]))
-        sources = np.unique(picked[has[picked]]).tolist()
+        # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
+        chosen = np.zeros(self.d, dtype=np.bool_)
+        chosen[np.argpartition(-by_n, k - 1)[:k]] = True
+        chosen[np.argpartition(-by_s, k - 1)[:k]] = True
+        sources: list[int] = np.flatnonzero(chosen & has).tolist()
         j = min(_TARGETS * self.width, self.d - 1)
         t_score = score if low_is_target else -score
-        targets = np.unique(
-            np.concatenate((np.argpartition(self.N, j)[: j + 1], np.argpartition(t_score, j)[: j + 1]))
-        ).tolist()
+        chosen[:] = False
+        chosen[np.argpartition(self.N, j)[: j + 1]] = True
+        chosen[np.argpartition(t_score, j)[: j + 1]] = True
+        targets: list[int] = np.flatnonzero(chosen).tolist()
         return sources, targets
 
     def _neighbours(self, x: int, y: int, ideal: float, high: float, per_side: int) -> list[int]:
@@ -551,29 +597,30 @@ class BestMoveSearch:
         sources, targets = self._sources_targets(w, low_is_target=True)
         if not sources:
             return None
-        xs = np.array(sources, dtype=np.int64)[:, None]
-        ys = np.array(targets, dtype=np.int64)[None, :]
-        lmin = self.key_min[xs]
-        lmax = self.key_max[xs]
-        nx, px = self.N[xs], self.P[xs]
-        ny, py = self.N[ys], self.P[ys]
-        alpha = 2.0 * (ny / py - nx / px)
-        beta = 1.0 / (px * px) + 1.0 / (py * py)
-        gamma = 1.0 / py - 1.0 / px
+        # Per-datastore terms gathered once per side (each element as the pairwise formulas of the
+        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
+        per = self._per
+        np.divide(self.N, self.P, out=per[1])
+        nx, qx, ix, i2x, lmin, lmax = per[:6, sources][:, :, None]
+        ny, qy, iy, i2y, py = per[:, targets][[0, 1, 2, 3, 6]][:, None, :]
+        alpha = 2.0 * (qy - qx)
+        beta = i2x + i2y
+        gamma = iy - ix
         high = np.minimum(lmax, (nx - ny) * py)
-        valid = (high >= lmin) & (xs != ys)
+        valid = high >= lmin
+        valid[np.asarray(sources)[:, None] == np.asarray(targets)[None, :]] = False
         den = 2.0 * beta * total - alpha * gamma
         with np.errstate(divide="ignore", invalid="ignore"):
             star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
-        star = np.clip(star, lmin, np.maximum(high, lmin))
-
-        def h(amount: Array) -> Array:
-            t = total + gamma * amount
-            value: Array = (squares + alpha * amount + beta * amount * amount) / (t * t)
-            return value
-
+        top = np.maximum(high, lmin)
+        star = np.clip(star, lmin, top)
+        # f² + 1 over d at the stationary point and both ends, in one array.
+        amount = np.empty((3, *star.shape), dtype=np.float64)
+        amount[0], amount[1], amount[2] = star, lmin, top
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            best = np.minimum(np.minimum(h(star), h(lmin)), h(np.maximum(high, lmin)))
+            t = total + gamma * amount
+            h = (squares + alpha * amount + beta * amount * amount) / (t * t)
+            best = np.minimum(np.minimum(h[0], h[1]), h[2])
             bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
         gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
         return gain, sources, targets, star, high

@@ -152,6 +152,32 @@ class Disk:
     iops: float | None = None
     last_moved: float | None = None  # seconds since the epoch
 
+    def plainly_valid(self) -> bool:
+        """A quick check that :meth:`problems` finds nothing, for the common disk (plain floats, a
+        workload or a load, no samples): True only when it would return no problem; False means
+        "ask :meth:`problems`", not necessarily that there is one."""
+        w, load, iops, moved = self.workload, self.load, self.iops, self.last_moved
+        if self.samples or not (self.id and self.vm and self.datastore) or (load is None and w is None):
+            return False
+        if w is not None and not (
+            type(w.oio) in _PLAIN
+            and type(w.io_size_kb) in _PLAIN
+            and type(w.read_pct) in _PLAIN
+            and type(w.random_pct) in _PLAIN
+            and 0.0 <= w.oio < math.inf
+            and 0.0 <= w.io_size_kb < math.inf
+            and 0.0 <= w.read_pct <= 100.0
+            and 0.0 <= w.random_pct <= 100.0
+        ):
+            return False
+        return (
+            type(self.size_gb) in _PLAIN
+            and 0.0 <= self.size_gb < math.inf
+            and (load is None or (type(load) in _PLAIN and 0.0 <= load < math.inf))
+            and (iops is None or (type(iops) in _PLAIN and 0.0 <= iops < math.inf))
+            and (moved is None or (type(moved) in _PLAIN and -math.inf < moved < math.inf))
+        )
+
     def problems(self, path: str) -> list[Problem]:
         found: list[Problem] = []
         for name in ("id", "vm", "datastore"):
@@ -214,6 +240,9 @@ class SnapshotDocument:
     params: BalancerParams
 
 
+_PLAIN = frozenset({float, int})  # number types Disk.plainly_valid accepts (not bool, not numpy's)
+
+
 def _time_consistency(samples: Sequence[DeviceSample] | Sequence[WorkloadSample], path: str) -> list[Problem]:
     timed = sum(1 for s in samples if s.time is not None)
     if 0 < timed < len(samples):
@@ -273,7 +302,8 @@ def validate_parts(
     vms: set[str] = set(other_vm_names)
     last_moved = False
     for i, disk in disks:
-        problems += disk.problems(f"disks[{i}]")
+        if not disk.plainly_valid():
+            problems += disk.problems(f"disks[{i}]")
         if disk.id in ids:
             problems.append(
                 Problem(f"disks[{i}].id", f"duplicate disk {disk.id!r} (also disks[{ids[disk.id]}])")
