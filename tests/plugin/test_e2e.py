@@ -178,10 +178,21 @@ def test_recommended_move_applied_from_the_ui_changes_the_labs_placement(page: A
     shot(page, "plan-succeeded", full_page=True)
 
     after = modelled.placement()
+    # Each move was re-checked against the live placement and models as it came up: it moved, or it was
+    # skipped with its reason (it no longer helped) and its disk stayed where it was.
+    plan = max(modelled.api("GET", "/plans"), key=lambda p: p["id"])
+    applied = {m["disk"]: m for m in plan["moves"]}
+    assert plan["counts"].get("succeeded", 0) >= 1, plan
     for m in rec["moves"]:
         unit = ":".join(m["disk"].split(":")[-2:])
         assert before[(m["vm"], unit)]["datastore"] == m["from_name"]
-        assert after[(m["vm"], unit)]["datastore"] == m["to_name"], (m, after[(m["vm"], unit)])
+        outcome = applied[m["disk"]]
+        if outcome["state"] == "skipped":
+            assert "no longer" in outcome["message"], outcome
+            assert after[(m["vm"], unit)]["datastore"] == m["from_name"], (m, after[(m["vm"], unit)])
+        else:
+            assert outcome["state"] == "succeeded", outcome
+            assert after[(m["vm"], unit)]["datastore"] == m["to_name"], (m, after[(m["vm"], unit)])
 
 
 def test_pool_edited_in_the_ui_reaches_the_labs_disk_settings(page: Any, modelled: Basil) -> None:

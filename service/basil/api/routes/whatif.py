@@ -4,6 +4,7 @@ capacity a trace needs for a latency target (Lu). Viewers may ask; nothing is st
 from __future__ import annotations
 
 import io
+import math
 from typing import Any
 
 from flask import Blueprint
@@ -21,6 +22,9 @@ from basil.errors import BasilError, raise_if_problems
 bp = Blueprint("whatif", __name__)
 
 _NON_NEGATIVE = {"type": "number", "minimum": 0}
+# An estimate is null where it is undefined: a latency of a disk that issues no IO of that kind, a
+# share of a datastore that carries no IO (0/0 is no number to report).
+_ESTIMATE: dict[str, Any] = {"type": ["number", "null"]}
 
 WHATIF_DOCUMENT: dict[str, Any] = {
     "type": "object",
@@ -74,11 +78,11 @@ _PREDICTED_DISK = {
     "properties": {
         "name": s.STRING,
         "group": s.STRING,
-        "read_iops": s.NUMBER,
-        "write_iops": s.NUMBER,
-        "iops": s.NUMBER,
-        "read_latency_ms": s.NUMBER,
-        "write_latency_ms": s.NUMBER,
+        "read_iops": _ESTIMATE,
+        "write_iops": _ESTIMATE,
+        "iops": _ESTIMATE,
+        "read_latency_ms": _ESTIMATE,
+        "write_latency_ms": _ESTIMATE,
         "confidence": s.STRING,
     },
 }
@@ -87,13 +91,13 @@ WHATIF_ANSWER: dict[str, Any] = {
     "type": "object",
     "required": ["read_mix", "write_mix", "read_iops", "write_iops", "workloads", "inputs"],
     "properties": {
-        "read_mix": s.NUMBER,
-        "write_mix": s.NUMBER,
-        "read_iops": s.NUMBER,
-        "write_iops": s.NUMBER,
-        "overhead_factor": s.NUMBER,
-        "max_conn": s.NUMBER,
-        "write_share": s.NUMBER,
+        "read_mix": _ESTIMATE,
+        "write_mix": _ESTIMATE,
+        "read_iops": _ESTIMATE,
+        "write_iops": _ESTIMATE,
+        "overhead_factor": _ESTIMATE,
+        "max_conn": _ESTIMATE,
+        "write_share": _ESTIMATE,
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },
@@ -175,7 +179,7 @@ CAPACITY_ANSWER: dict[str, Any] = {
 def whatif() -> Any:
     """Per disk predicted IOPS and read/write latency, and the datastore's mix (Casale et al., eq. 1–6,
     generalised to n disks in groups measured together); the inputs are shown. Nothing changes."""
-    return whatif_from_mapping(json_body()).to_dict()
+    return _finite(whatif_from_mapping(json_body()).to_dict())
 
 
 @operation(
@@ -235,4 +239,16 @@ def datastore_move_whatif(id: str) -> Any:
     svc = current_service()
     if not isinstance(svc, Service):  # the what-if reads the service's newest samples and inventory
         raise BasilError("the what-if needs the full service")
-    return datastore_whatif(svc, id, list(json_body()["disks"]))
+    return _finite(datastore_whatif(svc, id, list(json_body()["disks"])))
+
+
+def _finite(value: Any) -> Any:
+    """The answer with every undefined estimate (NaN or infinite, as 0/0 gives for a disk without IO)
+    as null: JSON has no NaN, and the document says null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
