@@ -108,11 +108,14 @@ def test_pools_set_through_the_api_are_honoured_by_the_lab(lab_63: LabProcess, t
         # The limit, issued per disk by the SRP loop, holds (and bites: the disk did more before).
         assert current[1]["limit"] <= LIMIT
         assert ex["iops"] <= current[1]["limit"] * 1.02
-        # The reservation, issued per disk, is met: oltp-1 gets what it did not get before, while its
-        # twin oltp-2 (same workload, no reservation, in the high-shares pool) stays below it.
+        # The reservation, issued per disk, is met: oltp-1 gets what it did not get before. Its twin
+        # oltp-2 (same workload, no reservation) is in the high-shares pool and oltp-1 in the low one,
+        # so under congestion shares alone would give oltp-1 less than its twin; the reservation
+        # lifts it to at least its twin's throughput. (The twin itself may come close to the
+        # reservation: the limit on exchange-1 frees about 170 IOPS of the LUN for everyone.)
         assert current[0]["reservation"] >= RESERVATION
         assert one["iops"] >= TOLERANCE * RESERVATION
-        assert _disk(after, "oltp-2")["iops"] < TOLERANCE * RESERVATION
+        assert one["iops"] >= TOLERANCE * _disk(after, "oltp-2")["iops"]
 
         entitlements = serve.get("/api/v1/pools/e2e-pools/entitlements")
         assert entitlements["vms"], entitlements
