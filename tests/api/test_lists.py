@@ -7,6 +7,7 @@ Expected values come from the lab's scenario (lab/scenarios/basil-6.3.yaml) and 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,9 +15,13 @@ from typing import Any
 import pytest
 from pyVmomi import vim
 
+from basil.api import create_app
+from basil.app import Service
+from basil.store.tokens import create_token
 from basil.vcenter.connection import VCenterConnection
+from tests.vcenter.labproc import LabProcess
 
-from .conftest import ApiEnv
+from .conftest import PASSWORD_ENV, ROLES, SCENARIO, ApiEnv, lab_config
 
 # The scenario: 8 VMs of 2 disks each, the OS disk on os-lun and the data disk on 6diskLUN; the
 # three LUNs form the pod "basil" and carry the tag basil-tier/fc.
@@ -33,6 +38,28 @@ VMS = sorted(
     ]
 )
 POD_DATASTORES = ["3diskLUN", "6diskLUN", "9diskLUN"]
+
+
+@pytest.fixture(scope="module")
+def api_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiEnv]:
+    """The API on a lab of its own, paused (speed 0), started in a scratch directory: the simulator
+    writes the files of the VMs the tests create relative to its working directory."""
+    scratch = tmp_path_factory.mktemp("lists")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(scratch)
+        lab = LabProcess.start(SCENARIO, speed=0)
+    with lab:
+        os.environ[PASSWORD_ENV] = lab.password
+        service = Service.from_config(lab_config(lab, scratch / "basil.db"))
+        service.start(periodic=False)
+        tokens: dict[str, str] = {}
+        with service.store.session() as session:
+            for role in ROLES:
+                tokens[role], _ = create_token(session, f"test-{role}", role, created_by="tests")
+        try:
+            yield ApiEnv(lab, service, create_app(service), tokens, service.config)
+        finally:
+            service.shutdown()
 
 
 def walk(env: ApiEnv, path: str, **params: Any) -> list[dict[str, Any]]:
@@ -207,6 +234,7 @@ def test_disks_list_and_filters(api_env: ApiEnv) -> None:
 
 
 def test_numeric_sorts_put_unknown_values_last(api_env: ApiEnv) -> None:
+    api_env.lab.step(3)
     api_env.run_jobs("collect")
     for sort in ("iops", "-iops", "latency_ms", "-latency_ms"):
         items = walk(api_env, "/api/v1/disks", sort=sort, limit=4)
