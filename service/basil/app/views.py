@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
+from basil.app.planner import MOVE_OUTCOMES, move_outcome
 from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
 from basil.app.prediction import latest_measured
 from basil.app.recommendation import Round, pod_load
@@ -260,8 +261,9 @@ def pod(svc: Service, name: str) -> dict[str, Any]:
 def _build_pod_detail(svc: Service, resolved: ResolvedPod) -> dict[str, Any]:
     with svc.store.read_session() as session:
         plans = plan_store.list_plans(session, pod=resolved.name, limit=20)
-    recent = [m for p in plans for m in p.moves if m.state in ("succeeded", "failed")]
-    recent.sort(key=lambda m: m.finished_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    # Every move that ended (moved, already there, failed, skipped, cancelled), newest first.
+    recent = [m for p in plans for m in p.moves if m.finished_at is not None]
+    recent.sort(key=lambda m: (m.finished_at or datetime.min.replace(tzinfo=UTC), m.id), reverse=True)
     return {
         **_pod_view(svc, resolved),
         "pending": [move_dict(svc, m) for m in _pending_moves(svc, resolved.name)],
@@ -671,6 +673,9 @@ def move_dict(svc: Service, m: plan_store.Move) -> dict[str, Any]:
         "reason_code": reason_code,
         **predicted,
         "state": m.state,
+        # What happened, honestly: moved, already_there (found on its target, not moved), failed,
+        # skipped, cancelled, pending or running (basil.app.planner.move_outcome).
+        "outcome": move_outcome(m.state, m.task_id, m.message),
         "progress": m.progress,
         "task": m.task_id,
         "message": m.message,
@@ -708,9 +713,18 @@ def plan_dict(svc: Service, p: plan_store.Plan) -> dict[str, Any]:
         "revision": p.revision,
         "progress": round(done / total) if total else 100,
         "counts": counts,
+        "outcomes": _outcome_counts(p),
         "size_gb": sum(m.size_bytes for m in p.moves) / GB,
         "moves": [move_dict(svc, m) for m in p.moves],
     }
+
+
+def _outcome_counts(p: plan_store.Plan) -> dict[str, int]:
+    """How many moves were moved, found already there, failed, skipped, cancelled, pending, running."""
+    found = dict.fromkeys(MOVE_OUTCOMES, 0)
+    for m in p.moves:
+        found[move_outcome(m.state, m.task_id, m.message)] += 1
+    return found
 
 
 def plans(svc: Service, state: str | None, pod_name: str | None) -> list[dict[str, Any]]:
