@@ -3,6 +3,7 @@ plan's outcome, and honest move outcomes (a disk found on its target is "already
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -42,7 +43,8 @@ def test_each_move_and_the_plans_outcome_are_audited_by_name(
     disk = _disk(svc, "oltp-1")
     first = svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "9diskLUN"}])
     second = svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "9diskLUN"}])
-    for plan in (first, second):
+    elsewhere = svc.create_plan(OPERATOR, pod="basil-pod", moves=[{"disk": disk, "to": "3diskLUN"}])
+    for plan in (first, second, elsewhere):
         svc.approve_plan(plan["id"], OPERATOR)
 
     moved = _apply(svc, first["id"])
@@ -71,7 +73,7 @@ def test_each_move_and_the_plans_outcome_are_audited_by_name(
         relocate = query(session, action="move.relocate")
         outcomes = query(session, action="plan.outcome")
     by_plan = {e.details["plan"]: e for e in relocate}
-    assert set(by_plan) == {first["id"], second["id"]}
+    assert set(by_plan) == {first["id"], second["id"]}  # the third ran after this read
     done = by_plan[first["id"]]
     assert done.actor_kind == "system"
     assert done.details["result"] == "moved"
@@ -88,13 +90,19 @@ def test_each_move_and_the_plans_outcome_are_audited_by_name(
     assert ends[second["id"]].message.endswith("succeeded: 1 already there")
     assert ends[second["id"]].details["moves"]["already_there"] == 1
 
+    # Planned from 6diskLUN, the disk is on 9diskLUN now: skipped, and the reason names both.
+    (move3,) = _apply(svc, elsewhere["id"])["moves"]  # type: ignore[misc]
+    assert move3["outcome"] == "skipped"
+    assert move3["message"] == "the disk is on 9diskLUN, not on 6diskLUN as planned"
+
     # The pod's recent moves list both, newest first, with their times and outcomes.
     recent = svc.pod("basil-pod")["recent_moves"]
-    assert [(m["outcome"], m["to_name"]) for m in recent[:2]] == [
+    assert [(m["outcome"], m["to_name"]) for m in recent[:3]] == [
+        ("skipped", "3diskLUN"),
         ("already_there", "9diskLUN"),
         ("moved", "9diskLUN"),
     ]
-    assert all(m["finished_at"] for m in recent[:2])
+    assert all(m["finished_at"] for m in recent[:3])
 
 
 def test_a_failed_move_is_audited_as_failed_with_vcenters_message(
@@ -120,3 +128,29 @@ def test_a_failed_move_is_audited_as_failed_with_vcenters_message(
     assert "No space (lab)" in entry.message
     assert outcome.outcome == "failed"
     assert outcome.message.endswith("failed: 1 failed")
+
+
+def test_a_rounds_loads_and_reasons_name_the_datastores(
+    lab: LabProcess, make_service: ServiceFactory
+) -> None:
+    lab.reset()
+    lab.set_speed(0)
+    try:
+        lab.step(2)
+        svc = make_service(lab)
+        assert svc.run_job("collect")["outcome"] == "succeeded"
+        lab.step(30)
+        assert svc.run_job("collect")["outcome"] == "succeeded"
+        assert svc.run_job("model")["outcome"] == "succeeded"
+        rec = svc.recommend_now("basil-pod", OPERATOR)
+    finally:
+        lab.set_speed(120)
+    inventory = svc.inventory("lab")
+    by_moid = {ds.moid: ds.name for ds in inventory.datastores.values()}
+    for state in (rec["before"], rec["after"]):
+        assert state["names"] == {k: by_moid[k] for k in state["normalized_load"]}
+        assert sorted(d["name"] for d in state["datastores"]) == ["3diskLUN", "6diskLUN", "9diskLUN"]
+        assert {d["id"]: d["normalized_load"] for d in state["datastores"]} == state["normalized_load"]
+    assert rec["moves"], rec["stop_reason"]
+    texts = [rec["stop_reason"], *rec["notes"], *(m["reason"] for m in rec["moves"])]
+    assert not [t for t in texts if re.search(r"\b(datastore|vm)-\d+\b", t)], texts

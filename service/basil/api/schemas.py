@@ -307,6 +307,15 @@ LOAD_STATE: Schema = {
     "properties": {
         "imbalance": N_NUMBER,
         "normalized_load": {"type": ["object", "array", "null"]},
+        # The keys of normalized_load by datastore name, and the same loads as a list with API ids.
+        "names": {"type": "object", "additionalProperties": STRING},
+        "datastores": array(
+            {
+                "type": "object",
+                "required": ["id", "name"],
+                "properties": {"id": STRING, "name": STRING, "normalized_load": N_NUMBER},
+            }
+        ),
     },
 }
 
@@ -548,6 +557,11 @@ JOB: Schema = {
         "id": STRING,
         "name": N_STRING,
         "trigger": N_STRING,
+        "schedule": {
+            "type": ["object", "null"],
+            "description": "as configured: {kind: interval, every_s} or "
+            "{kind: cron, cron, timezone, duration_s}",
+        },
         "next_run": N_TIME,
         "last_run": {
             "type": ["object", "null"],

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -519,6 +520,23 @@ class PlanExecutor:
                 failure = err.message
         return link.call(lambda c: disk_locations(c, move.vm)).get(move.instance), failure
 
+    def _names(self, move: Move, *moids: str | None) -> list[str]:
+        """Datastores by name as the inventory last polled knows them (the id beside a name that two
+        datastores share; the id alone when unknown; "no datastore" for None)."""
+        link = self.links.get(move.vcenter)
+        inventory = link.last_inventory if link is not None else None
+        names = datastore_names(inventory)
+        shared = {n for n, k in Counter(names.values()).items() if k > 1}
+        out = []
+        for moid in moids:
+            if moid is None:
+                out.append("no datastore")
+            elif moid not in names:
+                out.append(moid)
+            else:
+                out.append(f"{names[moid]} ({moid})" if names[moid] in shared else names[moid])
+        return out
+
     def _note_task(self, move: Move, task: str) -> None:
         """Record the move's vCenter task at once, so a restart follows the same task."""
         with self.store.session() as session:
@@ -542,8 +560,9 @@ class PlanExecutor:
             self._record(move, "succeeded", "completed while the service was stopped; found on the target")
             return True
         if where != move.source_datastore:
+            here, src, dst = self._names(move, where, move.source_datastore, move.target_datastore)
             self._record(
-                move, "failed", f"the disk is on {where or 'no datastore'}, not on the source or the target"
+                move, "failed", f"the disk is on {here}, not on its source {src} or its target {dst}"
             )
             return False
         if failure:
@@ -570,12 +589,11 @@ class PlanExecutor:
 
     def _dry_run_move(self, link: VCenterLink, move: Move) -> None:
         where, _failure = self._location(link, move)
+        here, src, dst = self._names(move, where, move.source_datastore, move.target_datastore)
         if where != move.source_datastore:
-            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+            why = f"the disk is on {here}, not on {src} as planned"
         else:
-            why = (
-                f"dry run: would move {move.instance} of {move.vm_name or move.vm} to {move.target_datastore}"
-            )
+            why = f"dry run: would move {move.instance} of {move.vm_name or move.vm} from {src} to {dst}"
         self._skip(move, why)
 
     def _start_move(self, link: VCenterLink, plan: Plan, move: Move, budget: _Both) -> bool:
@@ -596,7 +614,8 @@ class PlanExecutor:
             return True
         why = ""
         if where != move.source_datastore:
-            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+            here, src = self._names(move, where, move.source_datastore)
+            why = f"the disk is on {here}, not on {src} as planned"
         elif self._plan(plan.id).cancel_requested:  # asked while vCenter was read
             why = "the plan is being cancelled; the move did not start"
         if why:
