@@ -10,7 +10,9 @@ The store (``var/demo/basil.db``: tokens, plans, audit, history) is kept across 
 (``make demo FRESH=1``) starts from an empty one. The admin token is kept in ``var/demo/admin.token``
 (mode 0600) and reused while it is active. The lab's scenario starts over on every run, but its clock
 goes on from where the previous run's stopped (``var/demo/lab-clock``), so collection resumes after the
-stored samples. The service's log is ``var/demo/serve.log``, the lab's ``var/demo/lab.log``.
+stored samples. The service's log is ``var/demo/serve.log``, the lab's ``var/demo/lab.log``; the
+service's address is written to ``var/demo/url`` once it is ready (for scripts and the README's
+first session).
 
 The lab's password is random per run and reaches the lab and the service through their environments
 (``BASIL_LAB_PASSWORD``, ``BASIL_VCENTER_PASSWORD``), never a command line that ``ps`` shows. Neither
@@ -49,6 +51,7 @@ READY = "basil serve: ready"
 LAB_USER = "administrator@vsphere.local"  # the packaged default's vcenters[0].user
 TOKEN_NAME = "demo-admin"
 STORE_FILES = ("basil.db", "basil.db-wal", "basil.db-shm", "admin.token", "lab-clock")
+RUN_FILES = ("lab.log", "serve.log", "url")  # of one run: removed at the next start
 
 
 def say(text: str) -> None:
@@ -245,6 +248,7 @@ def welcome(banner: list[str], token: str) -> None:
     for line in banner:
         print(line, flush=True)
     cert = (WORK / "tls" / "basil.crt").relative_to(ROOT)
+    (WORK / "url").write_text(base + "\n", encoding="utf-8")
     print(flush=True)
     say("Basil is running on the lab (BASIL §6.3: eight workloads crowded on 6diskLUN).")
     say(f"  API          {base}/api/v1/   (OpenAPI: {base}/api/v1/openapi.json)")
@@ -296,7 +300,7 @@ def main() -> int:
     # The store is kept unless --fresh (the scenario starts over either way); the certificate is
     # kept, so the thumbprint registered with a vCenter stays valid across demos.
     WORK.mkdir(parents=True, exist_ok=True)
-    for leftover in (*(STORE_FILES if args.fresh else ()), "lab.log", "serve.log"):
+    for leftover in (*(STORE_FILES if args.fresh else ()), *RUN_FILES):
         (WORK / leftover).unlink(missing_ok=True)
     kept = (WORK / "basil.db").exists()
     say("keeping the store var/demo/basil.db (--fresh starts over)" if kept else "a new store")
@@ -329,6 +333,7 @@ def main() -> int:
     finally:
         if serve is not None:
             say(f"basil serve stopped ({serve.stop()})")
+        (WORK / "url").unlink(missing_ok=True)
         lab.stop()
         clock.save()
         say("lab stopped")
