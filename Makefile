@@ -58,8 +58,16 @@ bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py
 
 # The lab on BASIL §6.3 at 30x and `basil serve` on SQLite (scripts/demo.py); Ctrl-C stops both.
+# The store var/demo/basil.db is kept across runs; `make demo FRESH=1` starts from an empty one.
 demo: $(STAMP) lab plugin
-	$(PY) scripts/demo.py
+	$(PY) scripts/demo.py $(if $(FRESH),--fresh)
+
+# A wheel in dist/ that carries the built plugin and the migrations (docs/packaging.md). Built without
+# build isolation, from the venv's setuptools: no network.
+.PHONY: wheel
+wheel: $(STAMP) plugin
+	rm -rf dist
+	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_balancer.py
@@ -130,7 +138,7 @@ ansible-test: $(STAMP)
 	$(PY) tests/ansible/run_ansible_test.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache plugin/dist plugin/node_modules
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache plugin/dist plugin/node_modules
 
 .PHONY: bench-srp
 bench-srp: $(STAMP)

@@ -1,18 +1,57 @@
-"""Packaging for Basil: IO load balancing and storage QoS for VMware vSphere."""
+"""Packaging for Basil: IO load balancing and storage QoS for VMware vSphere.
+
+A wheel carries the vSphere Client plugin's build (``plugin/dist``, made by ``make plugin``) as the
+package data ``basil/data/plugin``, so an installed Basil serves the plugin without a source
+checkout; see docs/packaging.md. An editable install (``pip install -e``) serves ``plugin/dist``
+directly and copies nothing.
+"""
+
+import re
+import shutil
+from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+PLUGIN_DIST = HERE / "plugin" / "dist"
+# One version, basil.__version__ (what `basil --version` prints).
+VERSION = re.search(
+    r'^__version__ = "([^"]+)"', (HERE / "service" / "basil" / "__init__.py").read_text(encoding="utf-8"), re.M
+).group(1)
+
+
+class BuildWithPlugin(build_py):
+    """build_py, plus the built plugin copied into the wheel's ``basil/data/plugin``."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        if not (PLUGIN_DIST / "index.html").is_file():
+            print(f"basil: {PLUGIN_DIST} is not built (make plugin): this build carries no plugin")
+            return
+        target = Path(self.build_lib) / "basil" / "data" / "plugin"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(PLUGIN_DIST, target)
+
 
 setup(
     name="basil",
-    version="0.1.0",
+    version=VERSION,
     description="Automatic IO load balancing and storage QoS for VMware vSphere (BASIL + Storage Resource Pools)",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     package_dir={"": "service"},
-    packages=find_packages("service"),
-    package_data={"basil": ["py.typed", "data/*", "data/**/*", "store/migrations/script.py.mako"]},
-    include_package_data=True,
+    # basil.data holds files only (the packaged default configuration; the plugin in a wheel).
+    packages=[*find_packages("service"), "basil.data"],
+    package_data={
+        "basil": ["py.typed"],
+        "basil.data": ["*.yaml"],
+        "basil.store.migrations": ["script.py.mako"],
+    },
+    cmdclass={"build_py": BuildWithPlugin},
     install_requires=[
         "click>=8.1,<9",
         "PyYAML>=6.0,<7",
@@ -35,6 +74,9 @@ setup(
     extras_require={
         "test": [
             "pytest>=8,<9",
+            # tests/packaging builds the wheel without build isolation (no network): bdist_wheel
+            # is part of setuptools from 70.1.
+            "setuptools>=70.1",
             "hypothesis>=6.100,<7",
             "openapi-spec-validator>=0.7,<1",
             # The bounded fuzz run of the API against its OpenAPI document (tests/api/test_schemathesis.py).

@@ -6,6 +6,14 @@ LUN, two empty LUNs beside it) at an accelerated speed, writes a demo configurat
 self-signed), and prints the URLs and the token. Within about a minute the service has collected,
 modelled and recommended moves. Ctrl-C (or SIGTERM) stops the service gracefully, then the lab.
 
+The store (``var/demo/basil.db``: tokens, plans, audit, history) is kept across runs; ``--fresh``
+(``make demo FRESH=1``) starts from an empty one. The admin token is kept in ``var/demo/admin.token``
+(mode 0600) and reused while it is active. The lab's scenario starts over on every run, but its clock
+goes on from where the previous run's stopped (``var/demo/lab-clock``), so collection resumes after the
+stored samples. The service's log is ``var/demo/serve.log``, the lab's ``var/demo/lab.log``; the
+service's address is written to ``var/demo/url`` once it is ready (for scripts and the README's
+first session).
+
 The lab's password is random per run and reaches the lab and the service through their environments
 (``BASIL_LAB_PASSWORD``, ``BASIL_VCENTER_PASSWORD``), never a command line that ``ps`` shows. Neither
 this script nor the service uses the lab's control API (``/lab/``).
@@ -14,6 +22,7 @@ this script nor the service uses the lab's control API (``/lab/``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shutil
@@ -23,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -39,6 +49,9 @@ PASSWORD_ENV = "BASIL_VCENTER_PASSWORD"  # the packaged default's vcenters[0].pa
 LAB_PASSWORD_ENV = "BASIL_LAB_PASSWORD"  # basil-lab reads its password from there
 READY = "basil serve: ready"
 LAB_USER = "administrator@vsphere.local"  # the packaged default's vcenters[0].user
+TOKEN_NAME = "demo-admin"
+STORE_FILES = ("basil.db", "basil.db-wal", "basil.db-shm", "admin.token", "lab-clock")
+RUN_FILES = ("lab.log", "serve.log", "url")  # of one run: removed at the next start
 
 
 def say(text: str) -> None:
@@ -46,9 +59,13 @@ def say(text: str) -> None:
 
 
 def free_port(preferred: int) -> int:
-    """*preferred* if nothing listens there, else any free loopback port."""
+    """*preferred* if nothing listens there, else any free loopback port.
+
+    The check binds as the servers do, with SO_REUSEADDR: a port whose last connections linger in
+    TIME_WAIT after a quick restart is free for them (Linux still refuses it while a socket listens)."""
     for port in (preferred, 0):
         with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
@@ -156,23 +173,66 @@ def write_config(lab_server: str, api_port: int, speed: float, scenario: Path) -
     return path
 
 
-def start_lab(scenario: Path, port: int, speed: float, password: str) -> Child:
+class LabClock:
+    """The lab's simulated time, kept in var/demo/lab-clock so that a kept store's samples are never
+    ahead of the next run's lab (the collector resumes after the newest stored sample)."""
+
+    def __init__(self, speed: float) -> None:
+        self.path = WORK / "lab-clock"
+        self.speed = speed
+        saved = self._saved()
+        now = datetime.now(UTC)
+        self.start = (saved if saved is not None and saved > now else now).replace(microsecond=0)
+        self.wall0 = time.monotonic()  # before the lab starts its clock: an estimate never behind it
+
+    def _saved(self) -> datetime | None:
+        try:
+            return datetime.fromisoformat(self.path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+
+    def now(self) -> datetime:
+        return self.start + timedelta(seconds=(time.monotonic() - self.wall0) * self.speed)
+
+    def save(self) -> None:
+        self.path.write_text(self.now().isoformat().replace("+00:00", "Z") + "\n", encoding="utf-8")
+
+
+def start_lab(scenario: Path, port: int, clock: LabClock, password: str) -> Child:
+    speed = clock.speed
     say(f"starting the lab vCenter on {scenario.name} at {speed:g}x (127.0.0.1:{port})")
     args = [str(LAB_BINARY), "--scenario", str(scenario), "--listen", f"127.0.0.1:{port}", "--tls"]
     args += ["--cert-out", str(WORK / "lab.pem"), "--speed", str(speed), "--user", LAB_USER]
+    args += ["--start", clock.start.isoformat().replace("+00:00", "Z")]
     # The password goes in the environment: a command line is readable by every local user (ps).
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASIL_")}
     env[LAB_PASSWORD_ENV] = password
     return Child("basil-lab", args, WORK / "lab.log", env)
 
 
+def admin_token(config: Path, env: dict[str, str]) -> str:
+    """The kept admin token while it is active in the store, else a new one (saved, mode 0600)."""
+    saved = WORK / "admin.token"
+    tokens = json.loads(basil("token", "list", "--json", "--config", str(config), env=env))
+    names = {t["name"]: t for t in tokens}
+    if saved.exists() and names.get(TOKEN_NAME, {}).get("active"):
+        say(f"reusing the admin token in {saved.relative_to(ROOT)}")
+        return saved.read_text(encoding="utf-8").strip()
+    name = TOKEN_NAME if TOKEN_NAME not in names else f"{TOKEN_NAME}-{datetime.now(UTC):%Y%m%d%H%M%S}"
+    token = basil("token", "create", name, "--role", "admin", "--config", str(config), env=env).strip()
+    if name == TOKEN_NAME:
+        saved.unlink(missing_ok=True)
+        fd = os.open(saved, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(token + "\n")
+    return token
+
+
 def start_service(config: Path, env: dict[str, str]) -> tuple[Child, str, list[str]]:
-    """Migrate the store, create the admin token, start `basil serve`; (process, token, banner)."""
+    """Migrate the store, get the admin token, start `basil serve`; (process, token, banner)."""
     say(f"configuration {config.relative_to(ROOT)}; migrating the store")
     basil("db", "upgrade", "--config", str(config), env=env)
-    token = basil(
-        "token", "create", "demo-admin", "--role", "admin", "--config", str(config), env=env
-    ).strip()
+    token = admin_token(config, env)
     say("starting basil serve")
     serve = Child(
         "basil serve",
@@ -188,6 +248,7 @@ def welcome(banner: list[str], token: str) -> None:
     for line in banner:
         print(line, flush=True)
     cert = (WORK / "tls" / "basil.crt").relative_to(ROOT)
+    (WORK / "url").write_text(base + "\n", encoding="utf-8")
     print(flush=True)
     say("Basil is running on the lab (BASIL §6.3: eight workloads crowded on 6diskLUN).")
     say(f"  API          {base}/api/v1/   (OpenAPI: {base}/api/v1/openapi.json)")
@@ -195,15 +256,17 @@ def welcome(banner: list[str], token: str) -> None:
         say(f"  plugin UI    {base}/plugin/index.html  (standalone; paste the token when asked)")
     say(f"  admin token  {token}")
     say(f"  certificate  {cert} (self-signed; curl --cacert it, or -k)")
+    say(f"  logs         {(WORK / 'serve.log').relative_to(ROOT)}, {(WORK / 'lab.log').relative_to(ROOT)}")
     say("Within a minute the service has collected, modelled and recommended. Try:")
     say(f'  curl --cacert {cert} -H "Authorization: Bearer {token}" {base}/api/v1/pods/basil/recommendations')
-    say('  then POST /api/v1/plans {"recommendation_id": ...} and POST /api/v1/plans/<id>/apply.')
+    say('  then POST /api/v1/plans {"recommendation_id": ...} and POST /api/v1/plans/<id>/apply (README.md).')
     say("Ctrl-C stops everything.")
 
 
-def supervise(children: list[Child], stopping: threading.Event) -> int:
+def supervise(children: list[Child], stopping: threading.Event, clock: LabClock) -> int:
     """Wait for Ctrl-C; 1 if a child died on its own first."""
     while not stopping.is_set():
+        clock.save()
         for child in children:
             if child.proc.poll() is not None:
                 say(f"{child.name} exited with {child.proc.returncode}; see {child.log.relative_to(ROOT)}")
@@ -223,6 +286,9 @@ def main() -> int:
     parser.add_argument(
         "--port", type=int, default=8443, help="the API's port (default 8443, else a free one)"
     )
+    parser.add_argument(
+        "--fresh", action="store_true", help="start from an empty store (default: keep var/demo/basil.db)"
+    )
     args = parser.parse_args()
     if not LAB_BINARY.exists():
         say(f"{LAB_BINARY} is missing: run `make lab` (make demo does)")
@@ -231,11 +297,13 @@ def main() -> int:
     if not scenario.exists():
         say(f"no scenario {scenario}")
         return 2
-    # A fresh store per run (the scenario starts over too); the certificate is kept, so the
-    # thumbprint registered with a vCenter stays valid across demos.
+    # The store is kept unless --fresh (the scenario starts over either way); the certificate is
+    # kept, so the thumbprint registered with a vCenter stays valid across demos.
     WORK.mkdir(parents=True, exist_ok=True)
-    for leftover in ("basil.db", "basil.db-wal", "basil.db-shm", "lab.log", "serve.log"):
+    for leftover in (*(STORE_FILES if args.fresh else ()), *RUN_FILES):
         (WORK / leftover).unlink(missing_ok=True)
+    kept = (WORK / "basil.db").exists()
+    say("keeping the store var/demo/basil.db (--fresh starts over)" if kept else "a new store")
     password = secrets.token_urlsafe(18)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASIL_")}
     env[PASSWORD_ENV] = password
@@ -250,21 +318,24 @@ def main() -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     lab_port = free_port(8989)
-    lab = start_lab(scenario, lab_port, args.speed, password)
+    clock = LabClock(args.speed)
+    lab = start_lab(scenario, lab_port, clock, password)
     serve: Child | None = None
     try:
         lab.wait_for("basil-lab: ready", timeout_s=120)
         config = write_config(f"127.0.0.1:{lab_port}", free_port(args.port), args.speed, scenario)
         serve, token, banner = start_service(config, env)
         welcome(banner, token)
-        return supervise([serve, lab], stopping)
+        return supervise([serve, lab], stopping, clock)
     except RuntimeError as err:
         say(str(err))
         return 1
     finally:
         if serve is not None:
             say(f"basil serve stopped ({serve.stop()})")
+        (WORK / "url").unlink(missing_ok=True)
         lab.stop()
+        clock.save()
         say("lab stopped")
 
 

@@ -47,6 +47,7 @@ type config struct {
 	user, password     string
 	capRealtime        bool
 	stock              bool
+	start              time.Time // simulated time at the first load; zero: now
 }
 
 func main() {
@@ -163,10 +164,13 @@ func run(args []string) int {
 // startScenario builds the lab for the scenario and its control front; nil and an exit code when
 // it cannot.
 func startScenario(cfg *config, sc *scenario.Scenario, data []byte, public *url.URL, tlsConfig *tls.Config) (*control.Front, int) {
+	first := cfg.start // --start applies to the first load only; a reload starts at now
 	factory := func(s *scenario.Scenario, speed float64) (*vc.Lab, error) {
+		at := first
+		first = time.Time{}
 		return vc.New(s, vc.Options{
 			User: cfg.user, Password: cfg.password, Speed: speed, PublicURL: public, TLS: tlsConfig,
-			CopyMBps: cfg.copyMBps, CapRealtimeQueries: cfg.capRealtime,
+			CopyMBps: cfg.copyMBps, CapRealtimeQueries: cfg.capRealtime, Start: at,
 		})
 	}
 	start := time.Now()
@@ -200,10 +204,18 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.password, "password", envOr("BASIL_LAB_PASSWORD", defaultPassword), "its password (env BASIL_LAB_PASSWORD)")
 	fs.Float64Var(&cfg.copyMBps, "svmotion-mbps", 200, "Storage vMotion copy rate in MB/s")
 	fs.BoolVar(&cfg.capRealtime, "cap-realtime-queries", false, "apply config.vpxd.stats.maxQueryMetrics to real-time queries too (vCenter caps historical ones only)")
+	start := fs.String("start", "", "simulated time at start, RFC 3339 (default now); a restart goes on where a previous run's clock stopped")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	var problems []string
+	if *start != "" {
+		at, err := time.Parse(time.RFC3339, *start)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("--start: %q is not an RFC 3339 time (2026-01-02T15:04:05Z)", *start))
+		}
+		cfg.start = at
+	}
 	if cfg.scenario == "" && !cfg.stock {
 		problems = append(problems, "--scenario: is required (or --stock)")
 	}

@@ -2,8 +2,9 @@
 
 vCenter fetches ``plugin.json`` from the URL the plugin was registered with and then proxies the
 pages; both are public (no Basil credentials: the UI authenticates its API calls itself). The files
-come from the plugin's build output, ``plugin/dist`` in a source checkout (built by ``make demo`` and
-``make test``) or the directory named by ``BASIL_PLUGIN_DIST``.
+come from the directory named by ``BASIL_PLUGIN_DIST``, else the copy an installed wheel carries
+(``basil/data/plugin``, see setup.py), else the plugin's build output ``plugin/dist`` in a source
+checkout (built by ``make demo`` and ``make test``).
 """
 
 from __future__ import annotations
@@ -17,14 +18,18 @@ DIST_ENV = "BASIL_PLUGIN_DIST"
 
 # service/basil/api/plugin_assets.py -> the checkout's plugin/dist
 _SOURCE_DIST = Path(__file__).resolve().parents[3] / "plugin" / "dist"
+# basil/data/plugin: the build a wheel carries (absent from a source checkout)
+_PACKAGED_DIST = Path(__file__).resolve().parents[1] / "data" / "plugin"
 
 blueprint = Blueprint("plugin_assets", __name__, url_prefix="/plugin")
 
 
 def dist_dir() -> Path:
-    """Where the built plugin is: $BASIL_PLUGIN_DIST, else the source checkout's plugin/dist."""
+    """Where the built plugin is: $BASIL_PLUGIN_DIST, else a wheel's copy, else the checkout's plugin/dist."""
     env = os.environ.get(DIST_ENV)
-    return Path(env) if env else _SOURCE_DIST
+    if env:
+        return Path(env)
+    return _PACKAGED_DIST if (_PACKAGED_DIST / "index.html").is_file() else _SOURCE_DIST
 
 
 def _not_built(path: str) -> Response:

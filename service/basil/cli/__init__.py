@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 
@@ -10,9 +11,39 @@ import click
 from basil import __version__
 from basil.errors import BasilError
 
+# Each area's commands live in a module of their own, imported when the command is used (so that
+# `basil --version` or `basil recommend` does not load the store, the web layer and the vSphere SDKs):
+# command name -> (module, attribute).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "recommend": ("basil.cli.recommend", "recommend"),
+    "place": ("basil.cli.recommend", "place"),
+    "model": ("basil.cli.recommend", "model"),
+    "srp": ("basil.cli.srp", "srp"),
+    "vcenter": ("basil.cli.vcenter", "vcenter"),
+    "config": ("basil.cli.config", "config_group"),
+    "db": ("basil.cli.db", "db_group"),
+    "token": ("basil.cli.db", "token_group"),
+    "serve": ("basil.cli.serve", "serve"),
+    "capacity": ("basil.cli.capacity", "capacity"),
+    "whatif": ("basil.cli.whatif", "whatif"),
+}
+
 
 class BasilGroup(click.Group):
-    """A click group that turns Basil's own errors into a message and exit status 2, no traceback."""
+    """A click group that turns Basil's own errors into a message and exit status 2, no traceback,
+    and loads each command's module when the command is asked for (:data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module, attribute = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{module}.{attribute} is not a click command")
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -38,29 +69,3 @@ def main(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-
-# Each area's commands live in a module of their own and are registered here, once `main` exists.
-from basil.cli.capacity import capacity  # noqa: E402
-from basil.cli.config import config_group  # noqa: E402
-from basil.cli.db import db_group, token_group  # noqa: E402
-from basil.cli.recommend import model, place, recommend  # noqa: E402
-from basil.cli.serve import serve  # noqa: E402
-from basil.cli.srp import srp  # noqa: E402
-from basil.cli.vcenter import vcenter  # noqa: E402
-from basil.cli.whatif import whatif  # noqa: E402
-
-for _command in (
-    recommend,
-    place,
-    model,
-    srp,
-    vcenter,
-    config_group,
-    db_group,
-    token_group,
-    serve,
-    capacity,
-    whatif,
-):
-    main.add_command(_command)
