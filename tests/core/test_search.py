@@ -7,7 +7,7 @@ import random
 import pytest
 
 from basil.core.balancer import recommend
-from basil.core.params import OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
+from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
 from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
 from basil.core.predictive import allowed_latency
 from basil.core.snapshot import Snapshot
@@ -163,7 +163,7 @@ def test_every_move_carries_its_predicted_effect_per_disk_and_datastore() -> Non
         [datastore("a"), datastore("b", performance=2.0)],
         [disk(f"vm{k}/d0", "a", load=None, workload=workload(4 + k, 8, 70, 100)) for k in range(4)],
     )
-    for params in (BalancerParams(), THROUGHPUT):
+    for params in (BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD), THROUGHPUT):
         plan = recommend(snap, params)
         assert plan.moves
         for m in plan.moves:

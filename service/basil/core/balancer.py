@@ -29,15 +29,17 @@ import gc
 import math
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypedDict
 
 import numpy as np
 
 from basil.core.constraints import Budget, PlacementState, Unit, build_units
 from basil.core.normalized_load import Models, imbalance, resolve_models
 from basil.core.params import (
+    OBJECTIVE_AUTO,
     OBJECTIVE_THROUGHPUT,
     ORDER_LOAD_PER_GB,
     REASON_BALANCE_IO,
@@ -58,7 +60,7 @@ from basil.core.plan import (
     PodState,
 )
 from basil.core.predictive import disk_demands
-from basil.core.search import BestMoveSearch
+from basil.core.search import BestMoveSearch, pod_objective
 from basil.core.snapshot import Datastore, Snapshot
 from basil.core.subset_sum import approximate_subset_sum
 from basil.core.workload_model import FLAG_TEXT
@@ -100,7 +102,7 @@ class _PodBalancer:
         state: PlacementState,
         budget: Budget,
         params: BalancerParams,
-        disk_sizes: dict[str, float],
+        disk_sizes: Mapping[str, float],
     ) -> None:
         self.name = name
         self.disk_sizes = disk_sizes
@@ -410,6 +412,19 @@ class _PodBalancer:
         )
 
 
+class _PodArgs(TypedDict):
+    """What both kinds of pod round are built from."""
+
+    name: str
+    members: Sequence[Datastore]
+    units: Sequence[Unit]
+    models: Models
+    state: PlacementState
+    budget: Budget
+    params: BalancerParams
+    disk_sizes: Mapping[str, float]
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -470,37 +485,29 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     pod_of = {ds.name: ds.pod for ds in snapshot.datastores}
     for unit in units:
         by_pod.setdefault(pod_of[unit.datastore], []).append(unit)
-    pairwise = params.search == SEARCH_PAIRWISE and params.objective != OBJECTIVE_THROUGHPUT
-    demands = {} if pairwise else disk_demands(models, params.workload_model.constants)
+    demands = disk_demands(models, params.workload_model.constants)
     balancers: list[_PodBalancer | BestMoveSearch] = []
+    notes: list[str] = []
     for name, members in snapshot.pods().items():
-        if pairwise:
-            balancers.append(
-                _PodBalancer(
-                    name=name,
-                    members=members,
-                    units=by_pod.get(name, []),
-                    models=models,
-                    state=state,
-                    budget=budget,
-                    params=params,
-                    disk_sizes=sizes,
-                )
-            )
+        objective, why = pod_objective(members, models, params)
+        pod_params = params if objective == params.objective else replace(params, objective=objective)
+        if params.objective == OBJECTIVE_AUTO and members:
+            notes.append(f"pod {name}: objective {objective} ({why})")
+        common = _PodArgs(
+            name=name,
+            members=members,
+            units=by_pod.get(name, []),
+            models=models,
+            state=state,
+            budget=budget,
+            params=pod_params,
+            disk_sizes=sizes,
+        )
+        if pod_params.search == SEARCH_PAIRWISE and objective != OBJECTIVE_THROUGHPUT:
+            balancers.append(_PodBalancer(**common))
         else:
-            balancers.append(
-                BestMoveSearch(
-                    name=name,
-                    members=members,
-                    units=by_pod.get(name, []),
-                    models=models,
-                    state=state,
-                    budget=budget,
-                    params=params,
-                    disk_sizes=sizes,
-                    demands=demands,
-                )
-            )
+            guard = params.objective == OBJECTIVE_AUTO
+            balancers.append(BestMoveSearch(**common, demands=demands, guard=guard))
 
     moves: list[Move] = []
     while True:
@@ -511,7 +518,6 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
         pod = min(active, key=lambda b: (-b.f, b.name))
         moves.extend(pod.step(len(moves) + 1))
 
-    notes: list[str] = []
     for name, stand_in in sorted(models.stand_in.items()):
         new = sorted(m.name for m in models.datastores.values() if m.pod == name and m.new)
         if new:
