@@ -50,15 +50,13 @@ from basil.core.plan import (
     STOP_BALANCED,
     STOP_BUDGET_GB,
     STOP_BUDGET_MOVES,
-    STOP_NO_IMPROVING_MOVE,
-    STOP_NOTHING_TO_BALANCE,
     STOP_SEARCH_LIMIT,
     Move,
     Pinned,
     Plan,
-    PodOutcome,
     PodState,
 )
+from basil.core.pod_round import PodRound
 from basil.core.predictive import disk_demands
 from basil.core.search import BestMoveSearch, pod_objective
 from basil.core.snapshot import Datastore, Snapshot
@@ -89,7 +87,7 @@ class _Step:
     budget_blocked: bool = False  # some unit was eligible but over the remaining budget
 
 
-class _PodBalancer:
+class _PodBalancer(PodRound):
     """Algorithm 1 for one pod, with its own normalized loads, units and seeded RNG."""
 
     def __init__(
@@ -104,17 +102,15 @@ class _PodBalancer:
         params: BalancerParams,
         disk_sizes: Mapping[str, float],
     ) -> None:
-        self.name = name
-        self.disk_sizes = disk_sizes
-        self.params = params
-        self.state = state
-        self.budget = budget
-        self.models = models
-        self.excluded = tuple(ds.name for ds in members if ds.maintenance)
-        self.names = [ds.name for ds in members if not ds.maintenance]
-        self.position = {n: i for i, n in enumerate(self.names)}
-        self.P = np.array([models.datastores[n].effective_performance for n in self.names], dtype=np.float64)
-        self.new = [models.datastores[n].new for n in self.names]
+        super().__init__(
+            name=name,
+            members=members,
+            models=models,
+            state=state,
+            budget=budget,
+            params=params,
+            disk_sizes=disk_sizes,
+        )
         self.S = np.zeros(len(self.names), dtype=np.float64)
         self.movable: list[list[Unit]] = [[] for _ in self.names]
         for unit in units:
@@ -130,44 +126,14 @@ class _PodBalancer:
         self.N = self.S / self.P  # BASIL eq. 5
         self.f = imbalance(self.N)
         self._resum()
-        self.before = self._snapshot_state()
+        self.before = self.pod_state()
         self.version = [0] * len(self.names)
         self.failed: set[tuple[int, int, int, int]] = set()  # pairs with no eligible unit, per version
         self.rng = random.Random(f"{params.seed}/{name}")
-        self.moves = 0
-        self.gb = 0.0
-        self.stop = ""
-        self.stop_reason = ""
-        if len(self.names) < 2:
-            self._finish(
-                STOP_NOTHING_TO_BALANCE, f"only {len(self.names)} datastore(s) take part in the balance"
-            )
+        self.finish_if_too_few()
 
-    # --- bookkeeping ---------------------------------------------------------------------------
-
-    def _snapshot_state(self) -> PodState:
+    def pod_state(self) -> PodState:
         return PodState(self.f, {n: float(v) for n, v in zip(self.names, self.N, strict=True)})
-
-    def _finish(self, code: str, reason: str) -> None:
-        if not self.stop:
-            self.stop, self.stop_reason = code, reason
-
-    @property
-    def done(self) -> bool:
-        return bool(self.stop)
-
-    def outcome(self) -> PodOutcome:
-        return PodOutcome(
-            pod=self.name,
-            threshold=self.params.imbalance_threshold,
-            before=self.before,
-            after=self._snapshot_state(),
-            moves=self.moves,
-            gb=self.gb,
-            stop=self.stop,
-            stop_reason=self.stop_reason,
-            excluded=self.excluded,
-        )
 
     # --- Algorithm 1 -----------------------------------------------------------------------------
 
@@ -220,14 +186,9 @@ class _PodBalancer:
                 STOP_BUDGET_GB, "the disks that could still lower the imbalance exceed the round's GB budget"
             )
             return
-        reason = f"no eligible disk lowers the imbalance {self.f:.3f} any further (threshold {threshold:g})"
-        filled = [n for n, new in zip(self.names, self.new, strict=True) if new and self.state.received[n]]
-        if filled:
-            reason += (
-                f"; {', '.join(filled)} took the one unit a datastore without a device model may take "
-                "per round: the next round, with measured models, goes on (BASIL §6.3)"
-            )
-        self._finish(STOP_NO_IMPROVING_MOVE, reason)
+        self._finish_no_improving_move(
+            f"no eligible disk lowers the imbalance {self.f:.3f} any further (threshold {threshold:g})"
+        )
 
     def _pair(self, pair: _Pair, first_number: int) -> _Step:
         """PairWiseRecommendMigration(d_x, d_y): units from x to y that lower f."""

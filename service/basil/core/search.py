@@ -40,7 +40,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +63,6 @@ from basil.core.plan import (
     STOP_BUDGET_MOVES,
     STOP_NO_GAIN,
     STOP_NO_IMPROVING_MOVE,
-    STOP_NOTHING_TO_BALANCE,
     STOP_PREDICTED_LOSS,
     DatastoreEffect,
     DiskEffect,
@@ -71,6 +70,7 @@ from basil.core.plan import (
     PodOutcome,
     PodState,
 )
+from basil.core.pod_round import PodRound
 from basil.core.predictive import (
     DiskDemand,
     PredictiveState,
@@ -107,6 +107,10 @@ SWAP_MARGIN = 0.01
 # line was fitted on (its 90th percentile), or what it holds already: beyond, its prediction is an
 # extrapolation (flash lines fitted at shallow queues under-state a deep queue's latency).
 EXTRAPOLATION_LIMIT = 2.0
+# auto, normalized_load chosen: a move may not leave the pod's predicted total IOPS more than this
+# share below the round's start (the evaluation's own bar; the model's resolution is coarser than a
+# fraction of a per cent, and a pod saturated everywhere is predicted flat while N-balancing evens it).
+GUARD_PCT = 2.0
 # auto: a pod of one device kind counts as mixed tiers when its modelled P differ by this factor or more
 # (the paper's 3-, 6- and 9-disk LUNs of one kind differ by 3).
 AUTO_P_RATIO = 8.0
@@ -120,7 +124,8 @@ def pod_objective(members: Sequence[Datastore], models: Models, params: Balancer
     of two or more configured device kinds, or with modelled P (not new) differing by ``AUTO_P_RATIO``
     or more; ``normalized_load`` otherwise (BASIL's goal, right when datastores differ only in size).
     Under ``auto`` a normalized_load round also stops before a move that would leave the pod's
-    predicted total IOPS below its start (a throughput round only moves for a predicted gain).
+    predicted total IOPS more than ``GUARD_PCT`` % below its start (a throughput round only moves for
+    a predicted gain).
     """
     if params.objective != OBJECTIVE_AUTO:
         return params.objective, "configured"
@@ -196,7 +201,7 @@ def _f_from_sums(total: float, squares: float, d: int) -> float:
     return math.sqrt(max(d * ratio - 1.0, 0.0))
 
 
-class BestMoveSearch:
+class BestMoveSearch(PodRound):
     """One pod's round under the best-move-first search (either objective)."""
 
     def __init__(
@@ -213,24 +218,19 @@ class BestMoveSearch:
         demands: Mapping[str, DiskDemand],
         guard: bool = False,
     ) -> None:
-        self.name = name
-        self.params = params
-        self.guard = guard  # stop before a move that predicts the pod below its start (objective auto)
-        self.state = state
-        self.budget = budget
-        self.models = models
-        self.disk_sizes = disk_sizes
-        self.demands = demands
-        self.throughput = params.objective == OBJECTIVE_THROUGHPUT
-        self.excluded = tuple(ds.name for ds in members if ds.maintenance)
-        self.names = [ds.name for ds in members if not ds.maintenance]
-        self.position = {n: i for i, n in enumerate(self.names)}
-        d = len(self.names)
-        self.d = d
-        self.P: Array = np.array(
-            [models.datastores[n].effective_performance for n in self.names], dtype=np.float64
+        super().__init__(
+            name=name,
+            members=members,
+            models=models,
+            state=state,
+            budget=budget,
+            params=params,
+            disk_sizes=disk_sizes,
         )
-        self.new = [models.datastores[n].new for n in self.names]
+        self.demands = demands
+        self.guard = guard  # stop before a move that predicts the pod below its start (objective auto)
+        self.throughput = params.objective == OBJECTIVE_THROUGHPUT
+        d = self.d
         self.S: Array = np.zeros(d, dtype=np.float64)
         intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
         self.pred = PredictiveState(intercepts, slopes)
@@ -254,17 +254,12 @@ class BestMoveSearch:
         self.cap, self.unit_cap = self._fairness_caps()
         self.iops_now = self.pred.total_iops()
         self.total_oio = sum(self.pred.O)
-        self.before = self._pod_state()
+        self.before = self.pod_state()
         self.iops_before = self.iops_now
         self.latency_before = self.pred.weighted_latency()
-        self.moves = 0
         self.swaps = 0
-        self.gb = 0.0
-        self.stop = ""
-        self.stop_reason = ""
         self.budget_blocked = False
-        if d < 2:
-            self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
+        self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
         """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
@@ -392,28 +387,12 @@ class BestMoveSearch:
         self.total = float(self.N.sum())
         self.squares = float(np.dot(self.N, self.N))
 
-    def _pod_state(self) -> PodState:
+    def pod_state(self) -> PodState:
         return PodState(imbalance(self.N), {n: float(v) for n, v in zip(self.names, self.N, strict=True)})
 
-    def _finish(self, code: str, reason: str) -> None:
-        if not self.stop:
-            self.stop, self.stop_reason = code, reason
-
-    @property
-    def done(self) -> bool:
-        return bool(self.stop)
-
     def outcome(self) -> PodOutcome:
-        return PodOutcome(
-            pod=self.name,
-            threshold=self.params.imbalance_threshold,
-            before=self.before,
-            after=self._pod_state(),
-            moves=self.moves,
-            gb=self.gb,
-            stop=self.stop,
-            stop_reason=self.stop_reason,
-            excluded=self.excluded,
+        return replace(
+            super().outcome(),
             objective=self.params.objective,
             iops_before=self.iops_before,
             iops_after=self.pred.total_iops(),
@@ -468,12 +447,13 @@ class BestMoveSearch:
             sums = (sums[0] - self.ua[v], sums[1] - self.ub[v], sums[2] - self.uo[v])
         gain = self._iops_gain(choice.x, choice.y, sums, cap_x=math.inf, cap_y=math.inf)
         after = self.iops_now + (gain or 0.0)
-        if after >= self.iops_before * (1.0 - 1e-9):
+        if after >= self.iops_before * (1.0 - GUARD_PCT / 100.0):
             return False
         self._finish(
             STOP_PREDICTED_LOSS,
             f"the next move would lower f to {self.f - choice.gain:.3f} but leave the pod's predicted "
-            f"IOPS at {after:.0f}, below the {self.iops_before:.0f} it started the round with",
+            f"IOPS at {after:.0f}, more than {GUARD_PCT:g} % below the {self.iops_before:.0f} it started "
+            "the round with",
         )
         return True
 
@@ -522,17 +502,10 @@ class BestMoveSearch:
             )
             return
         threshold = self.params.imbalance_threshold
-        reason = (
+        self._finish_no_improving_move(
             f"no eligible disk or swap of disks lowers the imbalance {self.f:.3f} any further "
             f"(threshold {threshold:g})"
         )
-        filled = [n for n, new in zip(self.names, self.new, strict=True) if new and self.state.received[n]]
-        if filled:
-            reason += (
-                f"; {', '.join(filled)} took the one unit a datastore without a device model may take "
-                "per round: the next round, with measured models, goes on (BASIL §6.3)"
-            )
-        self._finish(STOP_NO_IMPROVING_MOVE, reason)
 
     # --- constraints -------------------------------------------------------------------------------
 
