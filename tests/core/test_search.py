@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
+import numpy as np
 import pytest
 
 from basil.core.balancer import recommend
@@ -11,6 +13,7 @@ from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, S
 from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
 from basil.core.predictive import allowed_latency
 from basil.core.snapshot import Snapshot
+from basil.core.workload_model import WorkloadSample
 
 from .builders import applied_placement, datastore, disk, snapshot, workload
 
@@ -225,3 +228,59 @@ def test_no_swap_of_near_identical_disks_for_a_negligible_gain() -> None:
     plan = recommend(even, params)
     assert [m.kind for m in plan.moves] == [KIND_SWAP, KIND_SWAP]
     assert plan.moves[-1].imbalance_after < 0.01 * plan.moves[0].imbalance_before
+
+
+def test_auto_picks_throughput_for_mixed_tiers_and_normalized_load_for_one() -> None:
+    disks = [disk(f"vm{k}/d0", "a", load=None, workload=workload(8, 8, 70, 100)) for k in range(6)]
+    one_tier = snapshot([datastore("a", performance=1.0), datastore("b", performance=3.0)], disks)
+    plan = recommend(one_tier, BalancerParams())
+    assert plan.pod("default").objective == OBJECTIVE_NORMALIZED_LOAD
+    assert "pod default: objective normalized_load (auto: one tier)" in plan.notes
+    assert plan.moves
+    assert all(m.objective == OBJECTIVE_NORMALIZED_LOAD for m in plan.moves)
+    # P ten times apart, or two device kinds: mixed tiers.
+    wide = snapshot([datastore("a", performance=1.0), datastore("b", performance=10.0)], disks)
+    assert recommend(wide, BalancerParams()).pod("default").objective == OBJECTIVE_THROUGHPUT
+    kinds = snapshot(
+        [
+            dataclasses.replace(datastore("a", performance=1.0), device_kind="sata7k"),
+            dataclasses.replace(datastore("b", performance=3.0), device_kind="ssd"),
+        ],
+        disks,
+    )
+    plan = recommend(kinds, BalancerParams())
+    assert plan.pod("default").objective == OBJECTIVE_THROUGHPUT
+    assert "pod default: objective throughput (auto: mixed device kinds (sata7k, ssd))" in plan.notes
+    # Named, an objective is used as it is.
+    assert recommend(kinds, BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD)).pod("default").objective == (
+        OBJECTIVE_NORMALIZED_LOAD
+    )
+
+
+def test_the_predicted_latency_places_mean_outstanding_reads_on_the_line() -> None:
+    # A bursty disk: 90th-percentile OIO far above its mean. The device line (P = 1, intercept one
+    # slope) is in mean outstanding reads, so before any move its datastore is predicted at
+    # 1 + Σ mean reads ms, not at its percentile OIO.
+    now = 1_700_000_000.0
+    oio = [2.0] * 16 + [24.0] * 4
+
+    def samples(scale: float) -> tuple[WorkloadSample, ...]:
+        return tuple(
+            WorkloadSample(o * scale, 8.0, 70.0, 100.0, time=now - 20.0 * i, read_oio=0.6 * o * scale)
+            for i, o in enumerate(oio)
+        )
+
+    snap = snapshot(
+        [datastore("busy"), datastore("idle")],
+        [
+            dataclasses.replace(disk("x/d0", "busy", load=None), samples=samples(1.0)),
+            dataclasses.replace(disk("y/d0", "busy", load=None), samples=samples(2.0)),
+        ],
+        now=now,
+    )
+    plan = recommend(snap, THROUGHPUT)
+    assert plan.moves
+    source = plan.moves[0].datastore_effects[0]
+    assert source.datastore == "busy"
+    mean_reads = 0.6 * float(np.mean(oio)) * (1.0 + 2.0)
+    assert source.latency_ms_before == pytest.approx(1.0 + mean_reads)

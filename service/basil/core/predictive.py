@@ -17,12 +17,13 @@ median ``c`` of the snapshot's disks, so a typical disk's ``x`` is its OIO. A di
 Which statistic. A device line is fitted against a datastore's mean outstanding reads per interval
 (``datastore.datastoreReadOIO``) and its mean read latency. eq. 1's load uses the 90th percentile
 (§6.1), which would place a bursty datastore far up its line. So the predictive model uses means:
-``o_i`` is the disk's mean OIO over the window, and its place on the line is its mean outstanding
-reads (``virtualDisk.readOIO`` when collected, else its mean OIO times its read share), weighted by
-its mix cost as above. Each datastore's slope is then scaled so that its X at the start equals its
-disks' outstanding reads (:meth:`PredictiveState.anchor`): with no move a datastore is predicted on
-its own line at the load it was measured with, and a move shifts X by the mover's (cost-weighted)
-reads. A disk known only by its percentile parameters (no samples) uses them.
+``o_i`` is the disk's mean OIO over the window (reads and writes: writes load the devices too, a
+RAID 5 small write four times), weighted by its mix cost as above. The line's own axis is outstanding
+reads: each datastore's slope is scaled so that its X at the start equals its disks' mean outstanding
+reads (``virtualDisk.readOIO`` when collected, else mean OIO times read share;
+:meth:`PredictiveState.anchor`). With no move a datastore is predicted on its own line at the load
+it was measured with, and a move shifts X by the mover's cost-weighted OIO. A disk known only by its
+percentile parameters (no samples) uses them.
 
 Sequential streams. eq. 1's ``K4 + random`` makes a sequential disk cheap, which holds while the
 array sees it alone. Interleaved with other disks' IO its next IO finds the heads elsewhere about as
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -64,9 +65,9 @@ def _mix_cost(w: WorkloadParams, k: WorkloadConstants) -> float:
     return (k.k2 + w.io_size_kb) * (k.k3 + w.read_pct / 100.0) * (k.k4 + w.random_pct / 100.0)
 
 
-@dataclass(frozen=True, slots=True)
-class DiskDemand:
-    """One disk's outstanding IOs and its terms of X (see the module docstring)."""
+class DiskDemand(NamedTuple):
+    """One disk's outstanding IOs and its terms of X (see the module docstring). A named tuple: a
+    round builds one per disk (40,000 in a large pod)."""
 
     oio: float  # o_i
     a: float  # x_i (K4 + 1)/(K4 + r_i): its cost when fully interleaved
@@ -126,19 +127,15 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     r = np.minimum(np.maximum(random / 100.0, 0.0), 1.0)
     denominator = k4 + r
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = np.where(modelled, line * cost / c_ref, np.maximum(loads, 0.0) / c_ref)
+        x = np.where(modelled, o * cost / c_ref, np.maximum(loads, 0.0) / c_ref)
         split = modelled & (denominator > 0) & (r < 1.0)
         a = np.where(split, x * (k4 + 1.0) / denominator, x)
         b = np.where(split, x * (1.0 - r) * o / denominator, 0.0)
     o = np.where(modelled, o, x)
     line = np.where(modelled, line, x)
     sequential = split & (r < 0.5)
-    return {
-        disk_id: DiskDemand(oio=oi, a=ai, b=bi, sequential=si, line_oio=li)
-        for disk_id, oi, ai, bi, si, li in zip(
-            ids, o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), line.tolist(), strict=True
-        )
-    }
+    rows = zip(o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), line.tolist(), strict=True)
+    return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
 
 
 def device_lines(models: Models, names: Sequence[str]) -> tuple[Array, Array, tuple[str, ...]]:

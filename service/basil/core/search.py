@@ -299,13 +299,16 @@ class BestMoveSearch(PodRound):
             if len(disks) == 1:
                 demand = demands[disks[0]]
                 a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
+                reads = demand.line_oio
             else:
                 a, b, o = unit_sums(demands, disks)
+                reads = sum(demands[disk].line_oio for disk in disks)
             self.units.append(unit)
             self.src.append(i)
             self.ua.append(a)
             self.ub.append(b)
             self.uo.append(o)
+            self.ul.append(reads)
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
@@ -319,17 +322,9 @@ class BestMoveSearch(PodRound):
         )
 
     def _line_oio(self) -> list[float]:
-        """Per datastore, its disks' outstanding reads at the start (the device lines' axis); each
-        unit's own in ``ul``."""
-        demands = self.demands
-        per = [0.0] * self.d
-        ul = self.ul
-        for unit, j in zip(self.units, self.src, strict=True):
-            reads = 0.0
-            for disk in unit.disks:
-                reads += demands[disk].line_oio
-            ul.append(reads)
-            per[j] += reads
+        """Per datastore, its disks' outstanding reads at the start (the device lines' axis)."""
+        src = np.array(self.src, dtype=np.int64)
+        per: list[float] = np.bincount(src, weights=self.ul, minlength=self.d).tolist()
         return per
 
     def _line_limits(self) -> list[float]:
