@@ -83,6 +83,7 @@ class Observations:
                         read_pct=100.0 * d["read_iops"] / total,
                         random_pct=100.0 * (d["medium_seeks"] + d["large_seeks"]) / seeks,
                         time=t,
+                        read_oio=float(d["read_oio"]),
                     )
                 )
         n = max(1, len(intervals))

@@ -10,9 +10,12 @@ BalancerParams(objective="throughput"), rounds=3)``.
   highest-latency to the lowest-latency datastore (vCenter's datastore latency, whole ms), measure,
   keep going while the spread (highest − lowest latency) falls; a move that does not lower it is
   undone and ends the run. Same space headroom and host visibility as Basil.
-- ``basil``: ``basil.core.balancer.recommend`` (default parameters: the ``normalized_load``
-  objective, BASIL's N-equalisation) on the snapshot built from what was measured, moves applied, the
-  pod measured again, for each round; every round sees all samples so far.
+- ``basil``: ``basil.core.balancer.recommend`` (default parameters: the ``auto`` objective, which
+  picks throughput for pods of mixed tiers and BASIL's N-equalisation otherwise) on the snapshot built
+  from what was measured, moves applied, the pod measured again, for each round; every round sees all
+  samples so far.
+- ``basil-normalized``: the same with ``objective="normalized_load"`` (BASIL's N-equalisation, as in
+  the paper, for every pod).
 - ``basil-throughput``: the same with ``objective="throughput"`` (the predictive objective).
 - ``best``: the exhaustive best placement by the physics' total IOPS (small pods only).
 """
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from basil.core.balancer import recommend
-from basil.core.params import OBJECTIVE_THROUGHPUT, BalancerParams
+from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.plan import Plan
 
 from .labtool import LabTool, Placement, Window
@@ -293,6 +296,7 @@ POLICIES: Sequence[Policy] = (
     NoMoves(),
     NaiveLatencyGreedy(),
     BasilRounds(rounds=3),
+    BasilRounds("basil-normalized", BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD), rounds=3),
     BasilRounds("basil-throughput", BalancerParams(objective=OBJECTIVE_THROUGHPUT), rounds=3),
     ExhaustiveBest(),
 )

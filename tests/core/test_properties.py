@@ -163,8 +163,8 @@ def fairness(
 def check_objective(moves: tuple[Move, ...], params: BalancerParams) -> None:
     """No recommended change makes the objective worse: a single move improves it, and so does each
     swap taken whole (its two halves are consecutive moves of kind swap); under the throughput
-    objective no datastore's predicted latency exceeds the fairness cap of its start latency."""
-    throughput = params.objective == OBJECTIVE_THROUGHPUT
+    objective (the one the move's pod used) no datastore's predicted latency exceeds the fairness cap
+    of its start latency."""
     cap: dict[str, float] = {}
     start: dict[str, float] = {}
     i = 0
@@ -174,7 +174,7 @@ def check_objective(moves: tuple[Move, ...], params: BalancerParams) -> None:
         if m.kind == KIND_SWAP:
             assert last.kind == KIND_SWAP
             assert {last.source, last.target} == {m.source, m.target}
-        if throughput:
+        if m.objective == OBJECTIVE_THROUGHPUT:  # the pod's objective (params' may be auto)
             assert m.pod_iops_before is not None
             assert last.pod_iops_after is not None
             assert last.pod_iops_after > m.pod_iops_before

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
+import numpy as np
 import pytest
 
 from basil.core.balancer import recommend
-from basil.core.params import OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
+from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
 from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
 from basil.core.predictive import allowed_latency
 from basil.core.snapshot import Snapshot
+from basil.core.workload_model import WorkloadSample
 
 from .builders import applied_placement, datastore, disk, snapshot, workload
 
@@ -163,7 +166,7 @@ def test_every_move_carries_its_predicted_effect_per_disk_and_datastore() -> Non
         [datastore("a"), datastore("b", performance=2.0)],
         [disk(f"vm{k}/d0", "a", load=None, workload=workload(4 + k, 8, 70, 100)) for k in range(4)],
     )
-    for params in (BalancerParams(), THROUGHPUT):
+    for params in (BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD), THROUGHPUT):
         plan = recommend(snap, params)
         assert plan.moves
         for m in plan.moves:
@@ -194,3 +197,90 @@ def test_bad_objective_and_search_are_reported_by_name() -> None:
     problems = BalancerParams(objective="iops", search="random", fairness_pct=-1, min_gain_pct=200).validate()
     paths = {p.field for p in problems}
     assert paths == {"objective", "search", "fairness_pct", "min_gain_pct"}
+
+
+def test_no_swap_of_near_identical_disks_for_a_negligible_gain() -> None:
+    # "hot" is the pod's imbalance and nothing may leave it (moved an hour ago); a and b are within a
+    # hair of each other, every single move between them overshoots, and swapping their two larger
+    # disks (10.3 against 10.275) evens them exactly: f falls by a few millionths of its 0.33, for two
+    # copies. The heterogeneous evaluation's seed 3 made such a swap (0.689 → 0.768 → 0.689).
+    now = 1_700_000_000.0
+    snap = snapshot(
+        [datastore("a"), datastore("b"), datastore("hot")],
+        [
+            disk("u/d0", "a", load=10.3),
+            disk("w/d0", "a", load=10.0),
+            disk("v/d0", "b", load=10.275),
+            disk("x/d0", "b", load=9.975),
+            disk("big/d0", "hot", load=40.0, last_moved=now - 3600.0),
+        ],
+        now=now,
+    )
+    params = BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD, imbalance_threshold=0.0)
+    plan = recommend(snap, params)
+    assert plan.moves == ()
+    outcome = plan.pod("default")
+    assert outcome.stop == STOP_NO_IMPROVING_MOVE
+    assert outcome.after.imbalance == pytest.approx(outcome.before.imbalance)
+    # The margin is relative: the same swap on a pod whose only imbalance is between a and b (f a
+    # thousandth or so) lowers f by far more than 1 % of it, and is made.
+    even = snapshot([datastore("a"), datastore("b")], [d for d in snap.disks if d.datastore != "hot"])
+    plan = recommend(even, params)
+    assert [m.kind for m in plan.moves] == [KIND_SWAP, KIND_SWAP]
+    assert plan.moves[-1].imbalance_after < 0.01 * plan.moves[0].imbalance_before
+
+
+def test_auto_picks_throughput_for_mixed_tiers_and_normalized_load_for_one() -> None:
+    disks = [disk(f"vm{k}/d0", "a", load=None, workload=workload(8, 8, 70, 100)) for k in range(6)]
+    one_tier = snapshot([datastore("a", performance=1.0), datastore("b", performance=3.0)], disks)
+    plan = recommend(one_tier, BalancerParams())
+    assert plan.pod("default").objective == OBJECTIVE_NORMALIZED_LOAD
+    assert "pod default: objective normalized_load (auto: one tier)" in plan.notes
+    assert plan.moves
+    assert all(m.objective == OBJECTIVE_NORMALIZED_LOAD for m in plan.moves)
+    # P ten times apart, or two device kinds: mixed tiers.
+    wide = snapshot([datastore("a", performance=1.0), datastore("b", performance=10.0)], disks)
+    assert recommend(wide, BalancerParams()).pod("default").objective == OBJECTIVE_THROUGHPUT
+    kinds = snapshot(
+        [
+            dataclasses.replace(datastore("a", performance=1.0), device_kind="sata7k"),
+            dataclasses.replace(datastore("b", performance=3.0), device_kind="ssd"),
+        ],
+        disks,
+    )
+    plan = recommend(kinds, BalancerParams())
+    assert plan.pod("default").objective == OBJECTIVE_THROUGHPUT
+    assert "pod default: objective throughput (auto: mixed device kinds (sata7k, ssd))" in plan.notes
+    # Named, an objective is used as it is.
+    assert recommend(kinds, BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD)).pod("default").objective == (
+        OBJECTIVE_NORMALIZED_LOAD
+    )
+
+
+def test_the_predicted_latency_places_mean_outstanding_reads_on_the_line() -> None:
+    # A bursty disk: 90th-percentile OIO far above its mean. The device line (P = 1, intercept one
+    # slope) is in mean outstanding reads, so before any move its datastore is predicted at
+    # 1 + Σ mean reads ms, not at its percentile OIO.
+    now = 1_700_000_000.0
+    oio = [2.0] * 16 + [24.0] * 4
+
+    def samples(scale: float) -> tuple[WorkloadSample, ...]:
+        return tuple(
+            WorkloadSample(o * scale, 8.0, 70.0, 100.0, time=now - 20.0 * i, read_oio=0.6 * o * scale)
+            for i, o in enumerate(oio)
+        )
+
+    snap = snapshot(
+        [datastore("busy"), datastore("idle")],
+        [
+            dataclasses.replace(disk("x/d0", "busy", load=None), samples=samples(1.0)),
+            dataclasses.replace(disk("y/d0", "busy", load=None), samples=samples(2.0)),
+        ],
+        now=now,
+    )
+    plan = recommend(snap, THROUGHPUT)
+    assert plan.moves
+    source = plan.moves[0].datastore_effects[0]
+    assert source.datastore == "busy"
+    mean_reads = 0.6 * float(np.mean(oio)) * (1.0 + 2.0)
+    assert source.latency_ms_before == pytest.approx(1.0 + mean_reads)

@@ -25,13 +25,13 @@ def test_smoke_run_writes_a_consistent_report(tmp_path: Path) -> None:
     assert [(r.family, r.seed) for r in run.results] == smoke
     assert run.problems == []
     for r in run.results:
-        basil = {f"{p} r{k}" for p in ("basil", "basil-throughput") for k in (1, 2)}
+        basil = {f"{p} r{k}" for p in ("basil", "basil-normalized", "basil-throughput") for k in (1, 2)}
         assert set(r.scored) == {"start", "naive", "best"} | basil
         best = r.scored["best"].total_iops
         assert all(s.total_iops <= best * (1 + 1e-9) for s in r.scored.values())
         assert r.gain_pct("start") == 0.0
         # Basil's moves accumulate over rounds.
-        for p in ("basil", "basil-throughput"):
+        for p in ("basil", "basil-normalized", "basil-throughput"):
             assert r.scored[f"{p} r2"].moves >= r.scored[f"{p} r1"].moves
     assert any(r.scored["best"].total_iops > r.scored["start"].total_iops for r in run.results)
 

@@ -22,7 +22,7 @@ from basil.config.cron import CronExpression
 from basil.core.device_model import PER_DEVICE_P
 from basil.core.params import (
     CANDIDATE_ORDERS,
-    OBJECTIVE_NORMALIZED_LOAD,
+    OBJECTIVE_AUTO,
     OBJECTIVES,
     ORDER_LEAST_DISTURBANCE,
     ORDER_LOAD_PER_GB,
@@ -166,9 +166,10 @@ class BalanceConfig:
     # above it (newest host samples, IOPS-weighted; basil.core.latency_gate).
     latency_threshold_ms: float = 15.0
     keep_vmdks_together: bool = True
-    # What a round optimises (basil.core.params.OBJECTIVES): BASIL's N-equalisation, or the predicted
-    # total IOPS under the fairness rule (basil.core.search).
-    objective: str = OBJECTIVE_NORMALIZED_LOAD
+    # What a round optimises (basil.core.params.OBJECTIVES): auto (per pod: throughput for mixed tiers,
+    # else N-equalisation; basil.core.search.pod_objective), BASIL's N-equalisation, or the predicted
+    # total IOPS under the fairness rule (basil.core.search). docs/decisions.md.
+    objective: str = OBJECTIVE_AUTO
     exclude_tag: str = ""
     on_move_failure: Literal["continue", "stop"] = "continue"
 

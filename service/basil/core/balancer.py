@@ -29,15 +29,17 @@ import gc
 import math
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypedDict
 
 import numpy as np
 
 from basil.core.constraints import Budget, PlacementState, Unit, build_units
 from basil.core.normalized_load import Models, imbalance, resolve_models
 from basil.core.params import (
+    OBJECTIVE_AUTO,
     OBJECTIVE_THROUGHPUT,
     ORDER_LOAD_PER_GB,
     REASON_BALANCE_IO,
@@ -48,17 +50,15 @@ from basil.core.plan import (
     STOP_BALANCED,
     STOP_BUDGET_GB,
     STOP_BUDGET_MOVES,
-    STOP_NO_IMPROVING_MOVE,
-    STOP_NOTHING_TO_BALANCE,
     STOP_SEARCH_LIMIT,
     Move,
     Pinned,
     Plan,
-    PodOutcome,
     PodState,
 )
+from basil.core.pod_round import PodRound
 from basil.core.predictive import disk_demands
-from basil.core.search import BestMoveSearch
+from basil.core.search import BestMoveSearch, pod_objective
 from basil.core.snapshot import Datastore, Snapshot
 from basil.core.subset_sum import approximate_subset_sum
 from basil.core.workload_model import FLAG_TEXT
@@ -87,7 +87,7 @@ class _Step:
     budget_blocked: bool = False  # some unit was eligible but over the remaining budget
 
 
-class _PodBalancer:
+class _PodBalancer(PodRound):
     """Algorithm 1 for one pod, with its own normalized loads, units and seeded RNG."""
 
     def __init__(
@@ -100,19 +100,17 @@ class _PodBalancer:
         state: PlacementState,
         budget: Budget,
         params: BalancerParams,
-        disk_sizes: dict[str, float],
+        disk_sizes: Mapping[str, float],
     ) -> None:
-        self.name = name
-        self.disk_sizes = disk_sizes
-        self.params = params
-        self.state = state
-        self.budget = budget
-        self.models = models
-        self.excluded = tuple(ds.name for ds in members if ds.maintenance)
-        self.names = [ds.name for ds in members if not ds.maintenance]
-        self.position = {n: i for i, n in enumerate(self.names)}
-        self.P = np.array([models.datastores[n].effective_performance for n in self.names], dtype=np.float64)
-        self.new = [models.datastores[n].new for n in self.names]
+        super().__init__(
+            name=name,
+            members=members,
+            models=models,
+            state=state,
+            budget=budget,
+            params=params,
+            disk_sizes=disk_sizes,
+        )
         self.S = np.zeros(len(self.names), dtype=np.float64)
         self.movable: list[list[Unit]] = [[] for _ in self.names]
         for unit in units:
@@ -128,44 +126,14 @@ class _PodBalancer:
         self.N = self.S / self.P  # BASIL eq. 5
         self.f = imbalance(self.N)
         self._resum()
-        self.before = self._snapshot_state()
+        self.before = self.pod_state()
         self.version = [0] * len(self.names)
         self.failed: set[tuple[int, int, int, int]] = set()  # pairs with no eligible unit, per version
         self.rng = random.Random(f"{params.seed}/{name}")
-        self.moves = 0
-        self.gb = 0.0
-        self.stop = ""
-        self.stop_reason = ""
-        if len(self.names) < 2:
-            self._finish(
-                STOP_NOTHING_TO_BALANCE, f"only {len(self.names)} datastore(s) take part in the balance"
-            )
+        self.finish_if_too_few()
 
-    # --- bookkeeping ---------------------------------------------------------------------------
-
-    def _snapshot_state(self) -> PodState:
+    def pod_state(self) -> PodState:
         return PodState(self.f, {n: float(v) for n, v in zip(self.names, self.N, strict=True)})
-
-    def _finish(self, code: str, reason: str) -> None:
-        if not self.stop:
-            self.stop, self.stop_reason = code, reason
-
-    @property
-    def done(self) -> bool:
-        return bool(self.stop)
-
-    def outcome(self) -> PodOutcome:
-        return PodOutcome(
-            pod=self.name,
-            threshold=self.params.imbalance_threshold,
-            before=self.before,
-            after=self._snapshot_state(),
-            moves=self.moves,
-            gb=self.gb,
-            stop=self.stop,
-            stop_reason=self.stop_reason,
-            excluded=self.excluded,
-        )
 
     # --- Algorithm 1 -----------------------------------------------------------------------------
 
@@ -218,14 +186,9 @@ class _PodBalancer:
                 STOP_BUDGET_GB, "the disks that could still lower the imbalance exceed the round's GB budget"
             )
             return
-        reason = f"no eligible disk lowers the imbalance {self.f:.3f} any further (threshold {threshold:g})"
-        filled = [n for n, new in zip(self.names, self.new, strict=True) if new and self.state.received[n]]
-        if filled:
-            reason += (
-                f"; {', '.join(filled)} took the one unit a datastore without a device model may take "
-                "per round: the next round, with measured models, goes on (BASIL §6.3)"
-            )
-        self._finish(STOP_NO_IMPROVING_MOVE, reason)
+        self._finish_no_improving_move(
+            f"no eligible disk lowers the imbalance {self.f:.3f} any further (threshold {threshold:g})"
+        )
 
     def _pair(self, pair: _Pair, first_number: int) -> _Step:
         """PairWiseRecommendMigration(d_x, d_y): units from x to y that lower f."""
@@ -410,6 +373,19 @@ class _PodBalancer:
         )
 
 
+class _PodArgs(TypedDict):
+    """What both kinds of pod round are built from."""
+
+    name: str
+    members: Sequence[Datastore]
+    units: Sequence[Unit]
+    models: Models
+    state: PlacementState
+    budget: Budget
+    params: BalancerParams
+    disk_sizes: Mapping[str, float]
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -470,37 +446,29 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     pod_of = {ds.name: ds.pod for ds in snapshot.datastores}
     for unit in units:
         by_pod.setdefault(pod_of[unit.datastore], []).append(unit)
-    pairwise = params.search == SEARCH_PAIRWISE and params.objective != OBJECTIVE_THROUGHPUT
-    demands = {} if pairwise else disk_demands(models, params.workload_model.constants)
+    demands = disk_demands(models, params.workload_model.constants)
     balancers: list[_PodBalancer | BestMoveSearch] = []
+    notes: list[str] = []
     for name, members in snapshot.pods().items():
-        if pairwise:
-            balancers.append(
-                _PodBalancer(
-                    name=name,
-                    members=members,
-                    units=by_pod.get(name, []),
-                    models=models,
-                    state=state,
-                    budget=budget,
-                    params=params,
-                    disk_sizes=sizes,
-                )
-            )
+        objective, why = pod_objective(members, models, params)
+        pod_params = params if objective == params.objective else replace(params, objective=objective)
+        if params.objective == OBJECTIVE_AUTO and members:
+            notes.append(f"pod {name}: objective {objective} ({why})")
+        common = _PodArgs(
+            name=name,
+            members=members,
+            units=by_pod.get(name, []),
+            models=models,
+            state=state,
+            budget=budget,
+            params=pod_params,
+            disk_sizes=sizes,
+        )
+        if pod_params.search == SEARCH_PAIRWISE and objective != OBJECTIVE_THROUGHPUT:
+            balancers.append(_PodBalancer(**common))
         else:
-            balancers.append(
-                BestMoveSearch(
-                    name=name,
-                    members=members,
-                    units=by_pod.get(name, []),
-                    models=models,
-                    state=state,
-                    budget=budget,
-                    params=params,
-                    disk_sizes=sizes,
-                    demands=demands,
-                )
-            )
+            guard = params.objective == OBJECTIVE_AUTO
+            balancers.append(BestMoveSearch(**common, demands=demands, guard=guard))
 
     moves: list[Move] = []
     while True:
@@ -511,7 +479,6 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
         pod = min(active, key=lambda b: (-b.f, b.name))
         moves.extend(pod.step(len(moves) + 1))
 
-    notes: list[str] = []
     for name, stand_in in sorted(models.stand_in.items()):
         new = sorted(m.name for m in models.datastores.values() if m.pod == name and m.new)
         if new:

@@ -77,6 +77,10 @@ class DiskLoad:
     samples_used: int
     flags: tuple[str, ...]
     workload_class: WorkloadClass = UNKNOWN_CLASS  # sequential / write_heavy / bursty / random
+    # Means over the window, when the disk was modelled from samples (eq. 1 uses the percentile; the
+    # predictive model places the mean on device lines fitted against means: basil.core.predictive).
+    mean_oio: float | None = None
+    mean_read_oio: float | None = None
 
     @property
     def sequential(self) -> bool:
@@ -133,6 +137,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 flags, kind = flags_and_class(disk.workload)
             disks[disk.id] = DiskLoad(disk.id, disk.load, LOAD_GIVEN, disk.workload, 0, flags, kind)
             continue
+        means: tuple[float | None, float | None] = (None, None)
         if disk.workload is not None:
             w, used, source = disk.workload, 0, LOAD_WORKLOAD
             flags, kind = flags_and_class(w)
@@ -148,6 +153,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
                 continue
             w, used, source = modelled.params, modelled.samples_used, LOAD_SAMPLES
             kind = modelled.workload_class
+            means = (modelled.mean_oio, modelled.mean_read_oio)
         load = load_metric(w, wparams.constants)  # BASIL eq. 1, numerator
         if not (math.isfinite(load) and load >= 0):
             problems.append(
@@ -158,7 +164,7 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
             continue
         if source == LOAD_SAMPLES:
             flags = workload_flags(w, wparams)
-        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, flags, kind)
+        disks[disk.id] = DiskLoad(disk.id, load, source, w, used, flags, kind, *means)
     raise_if_problems(problems, "snapshot")
     datastores, stand_in = _datastore_models(snapshot, params)
     return Models(datastores=datastores, disks=disks, stand_in=stand_in)

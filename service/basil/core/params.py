@@ -22,7 +22,10 @@ REASON_BALANCE_IO = "balanceDatastoreIOLoad"  # Storage DRS's reason code for IO
 # What a round optimises (see basil.core.search and basil.core.predictive).
 OBJECTIVE_NORMALIZED_LOAD = "normalized_load"  # BASIL §5: equalise N_j = ΣL/P_j (lower f = σ/μ)
 OBJECTIVE_THROUGHPUT = "throughput"  # predicted total IOPS up (IOPS-weighted latency down), fairly
-OBJECTIVES = (OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT)
+# Per pod: throughput for mixed tiers, normalized_load otherwise, never predicted worse than the start
+# (basil.core.search.pod_objective states the rule).
+OBJECTIVE_AUTO = "auto"
+OBJECTIVES = (OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT)
 
 # How the normalized-load objective searches (the throughput objective always uses best_move).
 SEARCH_BEST_MOVE = "best_move"  # best single move over all datastore pairs first, then swaps
@@ -59,9 +62,12 @@ class BalancerParams:
       trial must come to compete on candidate order instead.
     - ``max_pair_attempts``: pairs with eligible disks tried per step before the round gives up
       (``pairwise`` search only).
-    - ``objective``: ``normalized_load`` (BASIL's N-equalisation) or ``throughput`` (the predictive
-      goal: raise the pod's predicted total IOPS, which under a fixed number of outstanding IOs is
-      the same as cutting its IOPS-weighted latency, without making any disk much worse).
+    - ``objective``: ``auto`` (the default: per pod, ``throughput`` when its datastores are of mixed
+      tiers, else ``normalized_load``, and no round is predicted to lower the pod's total IOPS; see
+      ``basil.core.search.pod_objective``), ``normalized_load`` (BASIL's N-equalisation, as in the
+      paper) or ``throughput`` (the predictive goal: raise the pod's predicted total IOPS, which under
+      a fixed number of outstanding IOs is the same as cutting its IOPS-weighted latency, without
+      making any disk much worse).
     - ``search``: ``best_move`` (best single move over every datastore pair, then swaps) or
       ``pairwise`` (Algorithm 1 as in the paper); the throughput objective always uses ``best_move``.
     - ``fairness_pct``, ``fairness_ms``: the throughput objective's fairness rule: no move may raise
@@ -81,7 +87,7 @@ class BalancerParams:
     subset_trials: int = 8
     subset_tolerance: float = 0.05
     max_pair_attempts: int = 64
-    objective: str = OBJECTIVE_NORMALIZED_LOAD
+    objective: str = OBJECTIVE_AUTO
     search: str = SEARCH_BEST_MOVE
     fairness_pct: float = 10.0
     fairness_ms: float = 1.0

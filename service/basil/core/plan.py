@@ -23,6 +23,7 @@ STOP_BUDGET_GB = "budget_gb"
 STOP_NOTHING_TO_BALANCE = "nothing_to_balance"  # fewer than two datastores take part
 STOP_LATENCY_BELOW_THRESHOLD = "latency_below_threshold"  # no datastore above the I/O latency threshold
 STOP_NO_GAIN = "no_gain"  # throughput objective: no fair move gains min_gain_pct of the pod's IOPS
+STOP_PREDICTED_LOSS = "predicted_loss"  # objective auto: the next move would predict the pod below its start
 
 # How a move was found (Move.kind).
 KIND_MOVE = "move"  # the best single move of its step

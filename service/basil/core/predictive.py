@@ -14,6 +14,17 @@ random)``. A disk's load in typical outstanding IOs is ``x_i = o_i · c_i / c_re
 median ``c`` of the snapshot's disks, so a typical disk's ``x`` is its OIO. A disk known only by its
 ``L`` counts ``x = o = L / c_ref``.
 
+Which statistic. A device line is fitted against a datastore's mean outstanding reads per interval
+(``datastore.datastoreReadOIO``) and its mean read latency. eq. 1's load uses the 90th percentile
+(§6.1), which would place a bursty datastore far up its line. So the predictive model uses means:
+``o_i`` is the disk's mean OIO over the window (reads and writes: writes load the devices too, a
+RAID 5 small write four times), weighted by its mix cost as above. The line's own axis is outstanding
+reads: each datastore's slope is scaled so that its X at the start equals its disks' mean outstanding
+reads (``virtualDisk.readOIO`` when collected, else mean OIO times read share;
+:meth:`PredictiveState.anchor`). With no move a datastore is predicted on its own line at the load
+it was measured with, and a move shifts X by the mover's cost-weighted OIO. A disk known only by its
+percentile parameters (no samples) uses them.
+
 Sequential streams. eq. 1's ``K4 + random`` makes a sequential disk cheap, which holds while the
 array sees it alone. Interleaved with other disks' IO its next IO finds the heads elsewhere about as
 often as other disks' IOs come between two of its own, so its effective random share is
@@ -34,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -54,26 +65,46 @@ def _mix_cost(w: WorkloadParams, k: WorkloadConstants) -> float:
     return (k.k2 + w.io_size_kb) * (k.k3 + w.read_pct / 100.0) * (k.k4 + w.random_pct / 100.0)
 
 
-@dataclass(frozen=True, slots=True)
-class DiskDemand:
-    """One disk's outstanding IOs and its terms of X (see the module docstring)."""
+class DiskDemand(NamedTuple):
+    """One disk's outstanding IOs and its terms of X (see the module docstring). A named tuple: a
+    round builds one per disk (40,000 in a large pod)."""
 
     oio: float  # o_i
     a: float  # x_i (K4 + 1)/(K4 + r_i): its cost when fully interleaved
     b: float  # x_i (1 − r_i) o_i/(K4 + r_i): what being alone takes off, times O_j
     sequential: bool  # random share below one half: gains from running alone
+    line_oio: float = 0.0  # its place on a device line: mean outstanding reads (the fit's axis)
 
 
 def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
-    """Every disk's demand, from its workload model when it has one, else from its L."""
+    """Every disk's demand, from its workload model when it has one, else from its L.
+
+    Means where the window gave them (see the module docstring, "Which statistic"): ``o_i`` is the
+    mean OIO and the disk's place on the device line its mean outstanding reads (or, without a read
+    counter, its mean OIO times its read share); a disk known only by its percentile parameters
+    uses them."""
     ids = list(models.disks)
-    loads = np.array([m.load for m in models.disks.values()], dtype=np.float64)
-    workloads = [m.workload for m in models.disks.values()]
+    values = list(models.disks.values())
+    loads = np.array([m.load for m in values], dtype=np.float64)
+    workloads = [m.workload for m in values]
     has = np.array([w is not None for w in workloads], dtype=np.bool_)
     mix = np.array(
         [(w.oio, w.io_size_kb, w.read_pct, w.random_pct) for w in workloads if w is not None],
         dtype=np.float64,
     ).reshape(-1, 4)
+    means = np.array(
+        [
+            (
+                m.mean_oio if m.mean_oio is not None else m.workload.oio,
+                m.mean_read_oio
+                if m.mean_read_oio is not None
+                else (m.mean_oio if m.mean_oio is not None else m.workload.oio) * m.workload.read_pct / 100.0,
+            )
+            for m in values
+            if m.workload is not None
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 2)
     k2, k3, k4 = constants.k2, constants.k3, constants.k4
     # eq. 1's mix cost per disk with a workload model, in _mix_cost's order of operations.
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, no warning
@@ -84,12 +115,15 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     n = len(ids)
     cost = np.zeros(n, dtype=np.float64)
     oio = np.zeros(n, dtype=np.float64)
+    reads = np.zeros(n, dtype=np.float64)
     random = np.zeros(n, dtype=np.float64)
     cost[has] = costs
-    oio[has] = mix[:, 0]
+    oio[has] = means[:, 0]
+    reads[has] = means[:, 1]
     random[has] = mix[:, 3]
     modelled = has & (loads > 0)
     o = np.maximum(oio, 0.0)
+    line = np.maximum(reads, 0.0)
     r = np.minimum(np.maximum(random / 100.0, 0.0), 1.0)
     denominator = k4 + r
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -98,13 +132,10 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
         a = np.where(split, x * (k4 + 1.0) / denominator, x)
         b = np.where(split, x * (1.0 - r) * o / denominator, 0.0)
     o = np.where(modelled, o, x)
+    line = np.where(modelled, line, x)
     sequential = split & (r < 0.5)
-    return {
-        disk_id: DiskDemand(oio=oi, a=ai, b=bi, sequential=si)
-        for disk_id, oi, ai, bi, si in zip(
-            ids, o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), strict=True
-        )
-    }
+    rows = zip(o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), line.tolist(), strict=True)
+    return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
 
 
 def device_lines(models: Models, names: Sequence[str]) -> tuple[Array, Array, tuple[str, ...]]:
@@ -152,6 +183,17 @@ class PredictiveState:
         self.B[j] += b
         self.O[j] += o
         self.count[j] += disks
+
+    def anchor(self, line_oio: Sequence[float]) -> None:
+        """Scale each datastore's slope so that its X at the start is its outstanding reads there
+        (*line_oio*, the device line's own axis): with no move a datastore is predicted on its line at
+        the load it was measured with, and a move changes X by the mover's share of it (see the module
+        docstring, "Which statistic"). The factor is bounded to [1/4, 4]."""
+        for j, reads in enumerate(line_oio):
+            o = self.O[j]
+            x = self.A[j] - self.B[j] / o if o > 0 else 0.0
+            if reads > 0 and x > 0:
+                self.s[j] *= min(max(reads / x, 0.25), 4.0)
 
     def latency(self, j: int) -> float:
         return latency_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])

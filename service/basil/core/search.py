@@ -40,14 +40,21 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from basil.core.constraints import Budget, PlacementState, Unit
 from basil.core.normalized_load import Models, imbalance
-from basil.core.params import OBJECTIVE_THROUGHPUT, ORDER_LOAD_PER_GB, REASON_BALANCE_IO, BalancerParams
+from basil.core.params import (
+    OBJECTIVE_AUTO,
+    OBJECTIVE_NORMALIZED_LOAD,
+    OBJECTIVE_THROUGHPUT,
+    ORDER_LOAD_PER_GB,
+    REASON_BALANCE_IO,
+    BalancerParams,
+)
 from basil.core.plan import (
     KIND_MOVE,
     KIND_SWAP,
@@ -56,13 +63,14 @@ from basil.core.plan import (
     STOP_BUDGET_MOVES,
     STOP_NO_GAIN,
     STOP_NO_IMPROVING_MOVE,
-    STOP_NOTHING_TO_BALANCE,
+    STOP_PREDICTED_LOSS,
     DatastoreEffect,
     DiskEffect,
     Move,
     PodOutcome,
     PodState,
 )
+from basil.core.pod_round import PodRound
 from basil.core.predictive import (
     DiskDemand,
     PredictiveState,
@@ -92,6 +100,48 @@ _SWAP_UNITS = 32  # units per side tried for swaps
 _MAX_WIDTH = 4  # large pods: at most this many times _SOURCES and _TARGETS (see _widen)
 _BATCH_PER = 50  # pods of more than _FULL_PAIRS datastores: up to d / _BATCH_PER moves per step
 _BATCH_RATIO = 0.8  # a further move of a step must gain at least this share of its best move's gain
+# normalized_load: a swap (two copies for a net load finer than any unit) must lower f by at least this
+# share of f; below it the pod gains nothing it can measure (the no-op swap of two near-identical disks).
+SWAP_MARGIN = 0.01
+# throughput: a datastore with a fitted line takes load only up to this multiple of the highest OIO the
+# line was fitted on (its 90th percentile), or what it holds already: beyond, its prediction is an
+# extrapolation (flash lines fitted at shallow queues under-state a deep queue's latency).
+EXTRAPOLATION_LIMIT = 2.0
+# auto, normalized_load chosen: a move may not leave the pod's predicted total IOPS more than this
+# share below the round's start (the evaluation's own bar; the model's resolution is coarser than a
+# fraction of a per cent, and a pod saturated everywhere is predicted flat while N-balancing evens it).
+GUARD_PCT = 2.0
+# auto: a pod of one device kind counts as mixed tiers when its modelled P differ by this factor or more
+# (the paper's 3-, 6- and 9-disk LUNs of one kind differ by 3).
+AUTO_P_RATIO = 8.0
+
+
+def pod_objective(members: Sequence[Datastore], models: Models, params: BalancerParams) -> tuple[str, str]:
+    """The objective a pod's round optimises, and why.
+
+    A configured ``normalized_load`` or ``throughput`` is used as it is. ``auto`` (the default) picks
+    per pod: ``throughput`` when the pod's datastores (not in maintenance) are of mixed tiers, that is
+    of two or more configured device kinds, or with modelled P (not new) differing by ``AUTO_P_RATIO``
+    or more; ``normalized_load`` otherwise (BASIL's goal, right when datastores differ only in size).
+    Under ``auto`` a normalized_load round also stops before a move that would leave the pod's
+    predicted total IOPS more than ``GUARD_PCT`` % below its start (a throughput round only moves for
+    a predicted gain).
+    """
+    if params.objective != OBJECTIVE_AUTO:
+        return params.objective, "configured"
+    active = [ds for ds in members if not ds.maintenance]
+    kinds = sorted({ds.device_kind for ds in active if ds.device_kind is not None})
+    if len(kinds) >= 2:
+        return OBJECTIVE_THROUGHPUT, f"auto: mixed device kinds ({', '.join(kinds)})"
+    p = [
+        models.datastores[ds.name].effective_performance
+        for ds in active
+        if ds.name in models.datastores and not models.datastores[ds.name].new
+    ]
+    p = [v for v in p if v > 0 and math.isfinite(v)]
+    if p and max(p) >= AUTO_P_RATIO * min(p):
+        return OBJECTIVE_THROUGHPUT, f"auto: P from {min(p):.3g} to {max(p):.3g} (×{AUTO_P_RATIO:g} or more)"
+    return OBJECTIVE_NORMALIZED_LOAD, "auto: one tier"
 
 
 @dataclass(slots=True)
@@ -151,7 +201,7 @@ def _f_from_sums(total: float, squares: float, d: int) -> float:
     return math.sqrt(max(d * ratio - 1.0, 0.0))
 
 
-class BestMoveSearch:
+class BestMoveSearch(PodRound):
     """One pod's round under the best-move-first search (either objective)."""
 
     def __init__(
@@ -166,24 +216,21 @@ class BestMoveSearch:
         params: BalancerParams,
         disk_sizes: Mapping[str, float],
         demands: Mapping[str, DiskDemand],
+        guard: bool = False,
     ) -> None:
-        self.name = name
-        self.params = params
-        self.state = state
-        self.budget = budget
-        self.models = models
-        self.disk_sizes = disk_sizes
-        self.demands = demands
-        self.throughput = params.objective == OBJECTIVE_THROUGHPUT
-        self.excluded = tuple(ds.name for ds in members if ds.maintenance)
-        self.names = [ds.name for ds in members if not ds.maintenance]
-        self.position = {n: i for i, n in enumerate(self.names)}
-        d = len(self.names)
-        self.d = d
-        self.P: Array = np.array(
-            [models.datastores[n].effective_performance for n in self.names], dtype=np.float64
+        super().__init__(
+            name=name,
+            members=members,
+            models=models,
+            state=state,
+            budget=budget,
+            params=params,
+            disk_sizes=disk_sizes,
         )
-        self.new = [models.datastores[n].new for n in self.names]
+        self.demands = demands
+        self.guard = guard  # stop before a move that predicts the pod below its start (objective auto)
+        self.throughput = params.objective == OBJECTIVE_THROUGHPUT
+        d = self.d
         self.S: Array = np.zeros(d, dtype=np.float64)
         intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
         self.pred = PredictiveState(intercepts, slopes)
@@ -192,7 +239,11 @@ class BestMoveSearch:
         self.ua: list[float] = []
         self.ub: list[float] = []
         self.uo: list[float] = []
+        self.ul: list[float] = []
         self._load_units(units)
+        self.line = self._line_oio()
+        self.pred.anchor(self.line)
+        self.line_max = self._line_limits()
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
@@ -203,17 +254,12 @@ class BestMoveSearch:
         self.cap, self.unit_cap = self._fairness_caps()
         self.iops_now = self.pred.total_iops()
         self.total_oio = sum(self.pred.O)
-        self.before = self._pod_state()
+        self.before = self.pod_state()
         self.iops_before = self.iops_now
         self.latency_before = self.pred.weighted_latency()
-        self.moves = 0
         self.swaps = 0
-        self.gb = 0.0
-        self.stop = ""
-        self.stop_reason = ""
         self.budget_blocked = False
-        if d < 2:
-            self._finish(STOP_NOTHING_TO_BALANCE, f"only {d} datastore(s) take part in the balance")
+        self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
         """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
@@ -253,13 +299,16 @@ class BestMoveSearch:
             if len(disks) == 1:
                 demand = demands[disks[0]]
                 a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
+                reads = demand.line_oio
             else:
                 a, b, o = unit_sums(demands, disks)
+                reads = sum(demands[disk].line_oio for disk in disks)
             self.units.append(unit)
             self.src.append(i)
             self.ua.append(a)
             self.ub.append(b)
             self.uo.append(o)
+            self.ul.append(reads)
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
@@ -271,6 +320,22 @@ class BestMoveSearch:
         p.count = (
             np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
         )
+
+    def _line_oio(self) -> list[float]:
+        """Per datastore, its disks' outstanding reads at the start (the device lines' axis)."""
+        src = np.array(self.src, dtype=np.int64)
+        per: list[float] = np.bincount(src, weights=self.ul, minlength=self.d).tolist()
+        return per
+
+    def _line_limits(self) -> list[float]:
+        """Per datastore, the most outstanding reads the throughput objective may predict it at: see
+        ``EXTRAPOLATION_LIMIT`` (no limit without a fitted OIO range)."""
+        limits = [math.inf] * self.d
+        for j, name in enumerate(self.names):
+            fit = self.models.datastores[name].fit
+            if fit is not None and fit.oio_range is not None and fit.oio_range[1] > 0:
+                limits[j] = max(EXTRAPOLATION_LIMIT * fit.oio_range[1], self.line[j])
+        return limits
 
     def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
         """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
@@ -317,28 +382,12 @@ class BestMoveSearch:
         self.total = float(self.N.sum())
         self.squares = float(np.dot(self.N, self.N))
 
-    def _pod_state(self) -> PodState:
+    def pod_state(self) -> PodState:
         return PodState(imbalance(self.N), {n: float(v) for n, v in zip(self.names, self.N, strict=True)})
 
-    def _finish(self, code: str, reason: str) -> None:
-        if not self.stop:
-            self.stop, self.stop_reason = code, reason
-
-    @property
-    def done(self) -> bool:
-        return bool(self.stop)
-
     def outcome(self) -> PodOutcome:
-        return PodOutcome(
-            pod=self.name,
-            threshold=self.params.imbalance_threshold,
-            before=self.before,
-            after=self._pod_state(),
-            moves=self.moves,
-            gb=self.gb,
-            stop=self.stop,
-            stop_reason=self.stop_reason,
-            excluded=self.excluded,
+        return replace(
+            super().outcome(),
             objective=self.params.objective,
             iops_before=self.iops_before,
             iops_after=self.pred.total_iops(),
@@ -369,15 +418,39 @@ class BestMoveSearch:
         while choice is None and self._widen():
             choice = self._best_move()
         if choice is not None:
-            moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
-            if self.runners_up is not None:
-                moves += self._batch(choice.gain, {choice.x, choice.y}, first_number + 1)
-            return moves
+            return [] if self._loses(choice) else self._apply_step(choice, first_number)
         swap = self._best_swap()
         if swap is not None:
-            return self._apply_swap(swap, first_number)
+            return [] if self._loses(swap) else self._apply_swap(swap, first_number)
         self._finish_without_move()
         return []
+
+    def _apply_step(self, choice: _Choice, first_number: int) -> list[Move]:
+        moves = [self._apply(choice.unit, choice.x, choice.y, number=first_number)]
+        if self.runners_up is not None:
+            moves += self._batch(choice.gain, {choice.x, choice.y}, first_number + 1)
+        return moves
+
+    def _loses(self, choice: _Choice) -> bool:
+        """Under the guard (objective auto, normalized_load chosen): whether *choice* would leave the
+        pod's predicted total IOPS below its start; if so the pod's round ends here."""
+        if not self.guard or self.throughput:
+            return False
+        u, v = choice.unit, choice.other
+        sums = (self.ua[u], self.ub[u], self.uo[u])
+        if v >= 0:
+            sums = (sums[0] - self.ua[v], sums[1] - self.ub[v], sums[2] - self.uo[v])
+        gain = self._iops_gain(choice.x, choice.y, sums, cap_x=math.inf, cap_y=math.inf)
+        after = self.iops_now + (gain or 0.0)
+        if after >= self.iops_before * (1.0 - GUARD_PCT / 100.0):
+            return False
+        self._finish(
+            STOP_PREDICTED_LOSS,
+            f"the next move would lower f to {self.f - choice.gain:.3f} but leave the pod's predicted "
+            f"IOPS at {after:.0f}, more than {GUARD_PCT:g} % below the {self.iops_before:.0f} it started "
+            "the round with",
+        )
+        return True
 
     def _batch(self, first_gain: float, used: set[int], number: int) -> list[Move]:
         """In a large pod, more moves from the same step's pair order: each on datastores no move of
@@ -399,6 +472,8 @@ class BestMoveSearch:
                 if g is not None and g >= floor and self._better(g, uid, best):
                     best = _Choice(g, uid, x, y)
             if best is not None:
+                if self._loses(best):
+                    break
                 moves.append(self._apply(best.unit, x, y, number=number + len(moves)))
                 used |= {x, y}
         return moves
@@ -422,17 +497,10 @@ class BestMoveSearch:
             )
             return
         threshold = self.params.imbalance_threshold
-        reason = (
+        self._finish_no_improving_move(
             f"no eligible disk or swap of disks lowers the imbalance {self.f:.3f} any further "
             f"(threshold {threshold:g})"
         )
-        filled = [n for n, new in zip(self.names, self.new, strict=True) if new and self.state.received[n]]
-        if filled:
-            reason += (
-                f"; {', '.join(filled)} took the one unit a datastore without a device model may take "
-                "per round: the next round, with measured models, goes on (BASIL §6.3)"
-            )
-        self._finish(STOP_NO_IMPROVING_MOVE, reason)
 
     # --- constraints -------------------------------------------------------------------------------
 
@@ -462,10 +530,22 @@ class BestMoveSearch:
         return self.f - _f_from_sums(total, squares, self.d)
 
     def _iops_gain(
-        self, x: int, y: int, sums: tuple[float, float, float], *, cap_x: float, cap_y: float
+        self,
+        x: int,
+        y: int,
+        sums: tuple[float, float, float],
+        *,
+        cap_x: float,
+        cap_y: float,
+        reads: float = 0.0,
     ) -> float | None:
-        """Predicted IOPS gained when sums (da, db, do) go from x to y; None when a disk on either
-        side would exceed its fairness cap."""
+        """Predicted IOPS gained when sums (da, db, do) and outstanding reads *reads* go from x to y;
+        None when a disk on either side would exceed its fairness cap, or a side would be predicted
+        beyond its line's limit (``EXTRAPOLATION_LIMIT``)."""
+        if reads > 0 and self.line[y] + reads > self.line_max[y]:
+            return None
+        if reads < 0 and self.line[x] - reads > self.line_max[x]:
+            return None
         p = self.pred
         da, db, do = sums
         ax, bx, ox = p.A[x] - da, p.B[x] - db, p.O[x] - do
@@ -483,7 +563,7 @@ class BestMoveSearch:
         if self.throughput:
             cap_y = min(self.cap[y], self.unit_cap[uid])
             sums = (self.ua[uid], self.ub[uid], self.uo[uid])
-            return self._iops_gain(x, y, sums, cap_x=self.cap[x], cap_y=cap_y)
+            return self._iops_gain(x, y, sums, cap_x=self.cap[x], cap_y=cap_y, reads=self.ul[uid])
         return self._n_gain(x, y, self.units[uid].load)
 
     def _swap_gain(self, u: int, x: int, v: int, y: int) -> float | None:
@@ -491,11 +571,14 @@ class BestMoveSearch:
             cap_x = min(self.cap[x], self.unit_cap[v])
             cap_y = min(self.cap[y], self.unit_cap[u])
             sums = (self.ua[u] - self.ua[v], self.ub[u] - self.ub[v], self.uo[u] - self.uo[v])
-            return self._iops_gain(x, y, sums, cap_x=cap_x, cap_y=cap_y)
+            return self._iops_gain(x, y, sums, cap_x=cap_x, cap_y=cap_y, reads=self.ul[u] - self.ul[v])
         amount = self.units[u].load - self.units[v].load
         if amount == 0:
             return None
-        return self._n_gain(x, y, amount)
+        gain = self._n_gain(x, y, amount)
+        if gain is None or gain < SWAP_MARGIN * self.f:
+            return None
+        return gain
 
     # --- candidate pairs ---------------------------------------------------------------------------
 
@@ -849,6 +932,8 @@ class BestMoveSearch:
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
         p.add(x, -a, -b, -o, -disks)
         p.add(y, a, b, o, disks)
+        self.line[x] -= self.ul[uid]
+        self.line[y] += self.ul[uid]
         lat_x1, lat_y1 = p.latency(x), p.latency(y)
         iops_x1, iops_y1 = p.iops(x), p.iops(y)
         self.iops_now += (iops_x1 + iops_y1) - (iops_x0 + iops_y0)

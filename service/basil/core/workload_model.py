@@ -100,11 +100,14 @@ class WorkloadSample:
     read_pct: float
     random_pct: float
     time: float | None = None
+    read_oio: float | None = None  # outstanding reads alone (virtualDisk.readOIO), when collected
 
     def problems(self, path: str) -> list[Problem]:
         found = WorkloadParams(self.oio, self.io_size_kb, self.read_pct, self.random_pct).problems(path)
         if self.time is not None:
             found += number_problems(self.time, f"{path}.time")
+        if self.read_oio is not None:
+            found += number_problems(self.read_oio, f"{path}.read_oio", minimum=0)
         return found
 
 
@@ -209,6 +212,8 @@ class WorkloadModel:
     samples_used: int
     flags: tuple[str, ...]
     workload_class: WorkloadClass = UNKNOWN_CLASS
+    mean_oio: float | None = None  # the mean over the window (what a device line is fitted against)
+    mean_read_oio: float | None = None  # the mean outstanding reads, when every sample has them
 
 
 def load_metric(w: WorkloadParams, k: WorkloadConstants) -> float:
@@ -273,9 +278,12 @@ def model_workload(
     p = np.percentile(table, params.percentile, axis=0)
     w = WorkloadParams(float(p[0]), float(p[1]), float(p[2]), float(p[3]))
     median_oio = float(np.median(table[:, 0]))
+    reads = [s.read_oio for s in used]
     return WorkloadModel(
         params=w,
         samples_used=len(used),
         flags=workload_flags(w, params),
         workload_class=classify_workload(w, params, median_oio),
+        mean_oio=float(table[:, 0].mean()),
+        mean_read_oio=float(np.mean([r for r in reads if r is not None])) if None not in reads else None,
     )
