@@ -265,7 +265,8 @@ class Load:
         resp = s.request(method, self.base + path, json=body, timeout=120)
         return resp.status_code
 
-    def run(self, rate: float, seconds: float, seed: int) -> dict[str, Any]:
+    def run(self, rate: float, seconds: float, seed: int, server_pid: int | None = None) -> dict[str, Any]:
+        cpu0 = _process_cpu_s(server_pid)
         total = int(rate * seconds)
         rng = random.Random(seed)
         schedule = [(i / rate, *self.request(rng)) for i in range(total)]
@@ -298,7 +299,16 @@ class Load:
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t0
-        return {"rate": rate, "achieved": len(results) / elapsed, "results": results}
+        cpu = _process_cpu_s(server_pid) - cpu0 if server_pid is not None else None
+        return {"rate": rate, "achieved": len(results) / elapsed, "results": results, "server_cpu_s": cpu}
+
+
+def _process_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 without a pid."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Hostile:
@@ -375,6 +385,13 @@ def report(run: dict[str, Any]) -> None:
         f"{len(errors)} errors: p50 {percentile(lat, 50):.1f} ms, p99 {percentile(lat, 99):.1f} ms, "
         f"mean {statistics.fmean(lat):.1f} ms; load average {os.getloadavg()[0]:.2f}"
     )
+    if run.get("server_cpu_s") is not None and results:
+        # CPU time does not depend on how busy the shared machine is: what the serving process (front end,
+        # application, scheduler jobs) spent per request, and the share of one core it took at this rate.
+        cpu_ms = run["server_cpu_s"] * 1000 / len(results)
+        print(
+            f"  basil serve CPU: {cpu_ms:.1f} ms a request, {cpu_ms * run['achieved'] / 10:.0f} % of a core"
+        )
     by_label: dict[str, list[float]] = defaultdict(list)
     for label, latency, _ in results:
         by_label[label].append(latency * 1000)
@@ -464,9 +481,9 @@ def main() -> int:
                 f"load average {os.getloadavg()[0]:.2f}"
             )
             for i, rate in enumerate(float(r) for r in args.rates.split(",") if r):
-                report(load.run(rate, args.seconds, seed=i + 1))
+                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid))
             if args.idle or args.slow:
-                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args)
+                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args, serve.pid)
         finally:
             serve.terminate()
             serve.wait(timeout=120)
@@ -511,7 +528,7 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int) -> None:
         print(f"  {label:<36} {len(cpu[label]):>5} {statistics.fmean(cpu[label]):>8.1f}")
 
 
-def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace) -> None:
+def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int) -> None:
     """The normal mix at --slow-rate while idle and slow clients hold connections."""
     with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
         print(
@@ -519,7 +536,7 @@ def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace) 
             f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
             "attached; the normal clients' latency:"
         )
-        report(load.run(args.slow_rate, args.seconds, seed=99))
+        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid))
     print(
         f"  connections opened by the idle clients: {hostile.connections['idle']}, by the slow clients: "
         f"{hostile.connections['slow']} (a new one after each server deadline)"
