@@ -265,7 +265,8 @@ class Load:
         resp = s.request(method, self.base + path, json=body, timeout=120)
         return resp.status_code
 
-    def run(self, rate: float, seconds: float, seed: int) -> dict[str, Any]:
+    def run(self, rate: float, seconds: float, seed: int, server_pid: int | None = None) -> dict[str, Any]:
+        cpu0 = _process_cpu_s(server_pid)
         total = int(rate * seconds)
         rng = random.Random(seed)
         schedule = [(i / rate, *self.request(rng)) for i in range(total)]
@@ -298,7 +299,16 @@ class Load:
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t0
-        return {"rate": rate, "achieved": len(results) / elapsed, "results": results}
+        cpu = _process_cpu_s(server_pid) - cpu0 if server_pid is not None else None
+        return {"rate": rate, "achieved": len(results) / elapsed, "results": results, "server_cpu_s": cpu}
+
+
+def _process_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 without a pid."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Hostile:
@@ -366,14 +376,22 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def report(run: dict[str, Any]) -> None:
+    """One rate's figures (with the machine's 1-minute load average at its end: it is shared)."""
     results = run["results"]
     errors = [r for r in results if not 200 <= r[2] < 300]
     lat = [r[1] * 1000 for r in results]
     print(
         f"\nrate {run['rate']:g}/s (achieved {run['achieved']:.1f}/s), {len(results)} requests, "
         f"{len(errors)} errors: p50 {percentile(lat, 50):.1f} ms, p99 {percentile(lat, 99):.1f} ms, "
-        f"mean {statistics.fmean(lat):.1f} ms"
+        f"mean {statistics.fmean(lat):.1f} ms; load average {os.getloadavg()[0]:.2f}"
     )
+    if run.get("server_cpu_s") is not None and results:
+        # CPU time does not depend on how busy the shared machine is: what the serving process (front end,
+        # application, scheduler jobs) spent per request, and the share of one core it took at this rate.
+        cpu_ms = run["server_cpu_s"] * 1000 / len(results)
+        print(
+            f"  basil serve CPU: {cpu_ms:.1f} ms a request, {cpu_ms * run['achieved'] / 10:.0f} % of a core"
+        )
     by_label: dict[str, list[float]] = defaultdict(list)
     for label, latency, _ in results:
         by_label[label].append(latency * 1000)
@@ -397,6 +415,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--slow", type=int, default=20)
     parser.add_argument("--slow-rate", type=float, default=100.0)
     parser.add_argument("--dribble-s", type=float, default=1.0)
+    parser.add_argument("--serve-speed", type=float, default=1.0, help="the lab's speed while serving")
+    parser.add_argument("--app-cost", type=int, default=300, help="requests timed without HTTP (0: none)")
     return parser.parse_args()
 
 
@@ -423,6 +443,8 @@ def main() -> int:
         with service.store.session() as session:
             token, _ = create_token(session, "bench", "operator", created_by="bench",
                                     expires_at=datetime.now(UTC) + timedelta(days=1))  # fmt: skip
+        if args.app_cost:
+            app_cost(service, token, ids, args.app_cost)
         service.shutdown()
 
         doc = {
@@ -434,6 +456,9 @@ def main() -> int:
                        "tls": {"self_signed": True, "dir": str(work / "tls")}},
         }  # fmt: skip
         (work / "basil.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+        # While serving, the lab's clock runs at --serve-speed: at 1, each 20 s collection stores one interval
+        # per disk, as from a real vCenter; at 60 it stores sixty (a 60-fold collection load).
+        lab.set_speed(args.serve_speed)
         with (work / "serve.log").open("w") as log:
             serve = subprocess.Popen(
                 [sys.executable, "-m", "basil", "serve", "--config", str(work / "basil.yaml")],
@@ -451,12 +476,14 @@ def main() -> int:
             load = Load(base, str(work / "tls" / "basil.crt"), token, ids, args.clients)
             load.run(5, 4, seed=0)  # warm-up: connections, caches
             print(
-                f"basil serve at {base}: {args.clients} client threads, open loop, {args.seconds:g} s a rate"
+                f"basil serve at {base}: {args.clients} client threads, open loop, {args.seconds:g} s a "
+                f"rate; the lab at speed {args.serve_speed:g}, the scheduler collecting every 20 s; "
+                f"load average {os.getloadavg()[0]:.2f}"
             )
             for i, rate in enumerate(float(r) for r in args.rates.split(",") if r):
-                report(load.run(rate, args.seconds, seed=i + 1))
+                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid))
             if args.idle or args.slow:
-                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args)
+                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args, serve.pid)
         finally:
             serve.terminate()
             serve.wait(timeout=120)
@@ -465,7 +492,43 @@ def main() -> int:
     return 0
 
 
-def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace) -> None:
+def app_cost(service: Service, token: str, ids: dict[str, Any], n: int) -> None:
+    """The WSGI application's own cost, no HTTP: *n* requests of the mix through Flask's test client in
+    this thread, each timed in CPU time (the thread's, so other processes on the machine do not count)
+    and in wall time. The mean CPU time is what one request takes from the GIL whatever the front end:
+    1000 ms over it is the rate one process can reach at best."""
+    from basil.api import create_app  # noqa: PLC0415
+
+    client = create_app(service).test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    load = Load("", "", token, ids, 1)
+    rng = random.Random(7)
+    cpu: dict[str, list[float]] = defaultdict(list)
+    wall: list[float] = []
+    for _ in range(n):
+        label, method, path, body = load.request(rng)
+        w0, c0 = time.perf_counter(), time.thread_time()
+        if method == "PLAN":
+            resp = client.post(path, json=body, headers=headers)
+            if resp.status_code == 201:
+                client.post(f"{path}/{resp.get_json()['id']}/cancel", headers=headers)
+        else:
+            client.open(path, method=method, json=body, headers=headers)
+        cpu[label].append((time.thread_time() - c0) * 1000)
+        wall.append((time.perf_counter() - w0) * 1000)
+    every = [v for values in cpu.values() for v in values]
+    mean = statistics.fmean(every)
+    print(
+        f"\napp cost (no HTTP, one thread, {n} requests of the mix): CPU mean {mean:.1f} ms, "
+        f"p50 {percentile(every, 50):.1f} ms, p99 {percentile(every, 99):.1f} ms (wall mean "
+        f"{statistics.fmean(wall):.1f} ms): at most {1000 / mean:.0f} req/s on one core"
+    )
+    print(f"  {'endpoint':<36} {'n':>5} {'CPU ms':>8}")
+    for label in sorted(cpu):
+        print(f"  {label:<36} {len(cpu[label]):>5} {statistics.fmean(cpu[label]):>8.1f}")
+
+
+def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int) -> None:
     """The normal mix at --slow-rate while idle and slow clients hold connections."""
     with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
         print(
@@ -473,7 +536,7 @@ def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace) 
             f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
             "attached; the normal clients' latency:"
         )
-        report(load.run(args.slow_rate, args.seconds, seed=99))
+        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid))
     print(
         f"  connections opened by the idle clients: {hostile.connections['idle']}, by the slow clients: "
         f"{hostile.connections['slow']} (a new one after each server deadline)"

@@ -20,10 +20,12 @@ from basil.errors import VCenterError
 from basil.store import Store
 from basil.store.models import Disk, DiskSample
 from basil.store.plans import get_plan, start_move, start_plan
+from basil.vcenter import perf
 from basil.vcenter._vmomi import vim
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.tasks import RELOCATE, recent_tasks, task_summary
 from tests.app.conftest import SCENARIOS, lab_config, wait_until
+from tests.faults.conftest import assert_degraded, assert_healthy
 from tests.vcenter.labproc import LabProcess
 
 pytestmark = pytest.mark.lab
@@ -154,6 +156,10 @@ def _assert_no_gap(svc: Service) -> None:
         assert times == list(range(times[0], newest + 1, 20)), (key, times)
 
 
+def _newest_sample(svc: Service) -> int:
+    return max(t for times in _disk_series(svc).values() for t in times)
+
+
 def _collect(svc: Service) -> dict[str, Any]:
     run = svc.run_job("collect")
     assert run["outcome"] == "succeeded", run
@@ -242,6 +248,8 @@ def test_session_loss_during_a_copy_records_the_move_vcenter_finished(
 ) -> None:
     svc = make_service(paused)
     vm = _vm_moid(svc, "webserver-1")
+    _collect(svc)
+    before = _newest_sample(svc)
     plan_id = _apply_and_catch_the_copy(svc, paused, "webserver-1", "3diskLUN")
     paused.session_loss()
     _finish_copies(paused)
@@ -253,6 +261,12 @@ def test_session_loss_during_a_copy_records_the_move_vcenter_finished(
     assert done["state"] == "succeeded"
     assert _placement(paused, "webserver-1") == "3diskLUN"
     assert _relocations(paused, vm) == ["success"]
+    # Collection goes on in the new session: the intervals of the copy are stored, none missing.
+    paused.step(1)
+    _collect(svc)
+    assert _newest_sample(svc) >= before + 20 * (COPY_STEPS + 1), (before, _newest_sample(svc))
+    _assert_no_gap(svc)
+    assert_healthy(svc)
 
 
 def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
@@ -266,6 +280,7 @@ def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
     during = svc.run_job("collect")  # the task follower's calls time out meanwhile too
     assert during["outcome"] == "failed", during
     assert svc.vcenters()[0]["last_error"], svc.vcenters()  # the vCenter's failure is reported
+    assert_degraded(svc, "collect", "timed out")  # /health names the vCenter, the job and the error
     _finish_copies(paused)
     time.sleep(1.0)
     paused.set_latency_ms(0)
@@ -278,6 +293,7 @@ def test_a_hang_longer_than_the_call_timeout_ends_by_the_tasks_state(
     paused.step(1)
     _collect(svc)  # collection goes on after the hang, and has every interval of it
     _assert_no_gap(svc)
+    assert_healthy(svc)  # the collection's error clears once it succeeds again
 
 
 def test_shutdown_during_a_hang_finishes_and_the_next_start_resumes_the_move_with_its_task(
@@ -343,6 +359,8 @@ def test_the_target_turning_inaccessible_mid_copy_ends_the_move_as_its_task_says
     _collect(svc)
     plan_id = _apply_and_catch_the_copy(svc, paused, "exchange-2", "9diskLUN")
     paused.set_accessible("9diskLUN", False)
+    svc.run_job("inventory")
+    assert_degraded(svc, "inventory", "datastore 9diskLUN of pod basil-pod is inaccessible")
     _finish_copies(paused)
     done = svc.wait_for_plan(plan_id, timeout_s=60)
     where = _placement(paused, "exchange-2")
@@ -355,6 +373,8 @@ def test_the_target_turning_inaccessible_mid_copy_ends_the_move_as_its_task_says
     paused.step(1)
     _collect(svc)
     _assert_no_gap(svc)
+    svc.run_job("inventory")
+    assert_healthy(svc)  # the datastore is back: nothing degrades the service any more
 
 
 def test_an_inaccessible_target_before_the_move_fails_it_and_moves_nothing(
@@ -467,3 +487,34 @@ def test_start_does_not_wait_for_a_hanging_vcenter(paused: LabProcess, make_serv
         paused.set_latency_ms(0)
     wait_until(lambda: svc.links["lab"].connected, 60, "the link connected once vCenter answers")
     assert svc.health()["vcenters"][0]["connected"] is True
+
+
+def test_a_resumed_plan_does_not_wait_for_vcenters_clock_before_its_moves(
+    paused: LabProcess, make_service: ServiceMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading vCenter's clock hangs (in the plan's thread only); a plan resumed at start still applies
+    its move: nothing on the way to the executor waits for that read."""
+    first = make_service(paused)
+    plan_id = _plan(first, "webserver-1", "9diskLUN")
+    first.approve_plan(plan_id, OPERATOR)
+    with first.store.session() as session:  # a service stopped after starting the plan, before its move
+        start_plan(session, plan_id)
+    first.shutdown()
+    released = threading.Event()
+    read_clock = perf.PerfCollector.vcenter_time
+
+    def hung_clock(collector: perf.PerfCollector) -> Any:
+        if threading.current_thread().name.startswith("basil-plan") and not released.is_set():
+            released.wait(60)  # as a call to a hung vCenter, until the test lets it go
+        return read_clock(collector)
+
+    monkeypatch.setattr(perf.PerfCollector, "vcenter_time", hung_clock)
+    svc = make_service(paused)  # start() resumes the plan
+    try:
+        wait_until(lambda: _relocating(paused, "webserver-1"), 30, "the resumed move's relocation")
+    finally:
+        released.set()
+    _finish_copies(paused)
+    done = svc.wait_for_plan(plan_id, timeout_s=60)
+    assert done["state"] == "succeeded", done
+    assert _placement(paused, "webserver-1") == "9diskLUN"

@@ -44,7 +44,7 @@ from basil.app.planner import (
 )
 from basil.app.pods import ResolvedPod, overlapping_pods, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
-from basil.app.prediction import check_predictions, record_prediction, vcenter_now
+from basil.app.prediction import check_predictions, record_prediction
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
 from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
 from basil.app.srp_loop import SrpController
@@ -773,7 +773,9 @@ class Service:
             self._executing.add(plan_id)
         try:
             with self._plan_slots:
-                started = vcenter_now(self, self._plan_vcenter(plan_id))
+                # The newest sample's time, not vCenter's clock: reading the clock would wait out a hung
+                # vCenter once more before the executor (which judges a hang itself) even starts.
+                started = self.sample_now(self._plan_vcenter(plan_id))
                 ended = self.executor.run(plan_id, deadline=deadline, budget=budget)
         finally:
             with self._lock:

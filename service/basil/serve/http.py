@@ -483,12 +483,12 @@ class HttpServer:
         headers = [(k, v) for k, v in answer.headers if k.lower() not in (b"transfer-encoding",)]
         if answer.status not in (204, 304) and not any(k.lower() == b"content-length" for k, _ in headers):
             headers.append((b"content-length", str(len(answer.body)).encode()))
-        writer.write(
-            conn.send(h11.Response(status_code=answer.status, headers=headers, reason=answer.reason))
-        )
+        # One write of head and body: one TLS record run and one send, not three.
+        parts = [conn.send(h11.Response(status_code=answer.status, headers=headers, reason=answer.reason))]
         if answer.body and not head_only:
-            writer.write(conn.send(h11.Data(data=answer.body)))
-        writer.write(conn.send(h11.EndOfMessage()))
+            parts.append(conn.send(h11.Data(data=answer.body)))
+        parts.append(conn.send(h11.EndOfMessage()))
+        writer.write(b"".join(p for p in parts if p))
         await _within(writer.drain(), self.limits.write_timeout_s)
 
     # --- the WSGI call (on a worker thread) --------------------------------------------------------
