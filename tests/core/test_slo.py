@@ -100,7 +100,10 @@ def test_mm1_priority_conserves_work() -> None:
     prio = mm1_priority_response(service, rates, classes, devices=2.0, priority=True)
     fcfs = mm1_priority_response(service, rates, classes, devices=2.0, priority=False)
     rho = [lam * s / 1000.0 / 2.0 for s, lam in zip(service, rates, strict=True)]
-    mean = lambda rts: sum(r * (rt - s) for r, rt, s in zip(rho, rts, service, strict=True))  # noqa: E731
+
+    def mean(rts: list[float]) -> float:
+        return sum(r * (rt - s) for r, rt, s in zip(rho, rts, service, strict=True))
+
     assert mean(prio) == pytest.approx(mean(fcfs))
     assert prio[0] < fcfs[0] < prio[2]
 

@@ -36,7 +36,8 @@ Mapping onto vSphere, and the choices where the paper is silent (docs/slo.md has
   a very large but finite response time.
 - Activity is the disk's current IOPS (the service's latest window); priorities start at 1/DRT
   every round (stateless), as the paper starts each slice.
-- A round recommends moves only when they lower the predicted damage by ``min_gain_pct`` of it; a
+- A round recommends moves only when they lower the predicted damage by ``min_gain_pct`` of the
+  damage on the datastores they touch; a
   pod whose groups cannot all be met says which group misses and by how much instead of moving
   disks back and forth.
 """
@@ -145,7 +146,8 @@ class SloParams:
     - ``priority_queues``: queues serve groups in priority order (SIOC shares managed from the
       groups); False is plain M/M/1.
     - ``iterations``: gradient steps per round (``Iternum``).
-    - ``min_gain_pct``: moves only for a predicted damage cut of at least this share of it.
+    - ``min_gain_pct``: moves only for a predicted damage cut of at least this share of the damage
+      of the disks on the datastores the moves touch.
     """
 
     groups: tuple[PriorityGroup, ...]
@@ -732,6 +734,8 @@ class _PodRound:
         cap = self.slo.utilisation_cap
         src_of = self.where0[[ks[0] for ks in self.unit_disks]].tolist() if self.units else []
         for u in order:
+            if budget_moves is not None and budget_moves < 1:
+                break  # the rest stay where they are: no decision is left to make (§IV-D)
             unit = self.units[u]
             src = src_of[u]
             target = src
@@ -836,9 +840,21 @@ class _PodRound:
                 priority = gradient_step(priority, np.where(m.active, pred.rt, np.nan), m.drt)
         ordered = self._order(best_moves, now)
         final = ordered[-1][4] if ordered else now
-        if ordered and not now.damage - final.damage > max(now.damage * self.slo.min_gain_pct / 100.0, 1e-12):
+        if ordered and not now.damage - final.damage > max(
+            self._local_damage(ordered, now) * self.slo.min_gain_pct / 100.0, 1e-12
+        ):
             ordered, final = [], now
         return self._emit(first_number, now, ordered, final, best_priority)
+
+    def _local_damage(
+        self, ordered: Sequence[tuple[int, int, int, _Prediction, _Prediction]], now: _Prediction
+    ) -> float:
+        """The damage now of the disks on the datastores the moves touch: what ``min_gain_pct`` is a
+        share of, so the rule means the same in a pod of ten disks and in one of forty thousand."""
+        touched = np.zeros(len(self.names), dtype=bool)
+        for _, s, t, _, _ in ordered:
+            touched[s] = touched[t] = True
+        return float(now.disk_damage[touched[self.where0]].sum())
 
     def _order(
         self, chosen: Sequence[tuple[int, int, int]], now: _Prediction
@@ -1034,21 +1050,23 @@ class _PodRound:
         rt_now, rt_after = self._group_rt(now), self._group_rt(final)
         dmg_now, dmg_after = self._group_damage(now), self._group_damage(final)
         out = []
+        measured = (
+            np.array([self.measured.get(d, math.nan) for d in self.disk_ids]) if self.measured else None
+        )
         for g in self.groups:
-            ks = np.flatnonzero(self.group_masks[g.name]).tolist()
-            seen = [
-                (self.measured[self.disk_ids[k]], float(m.reads[k]))
-                for k in ks
-                if self.disk_ids[k] in self.measured and m.reads[k] > 0
-            ]
-            wsum = sum(w for _, w in seen)
+            mask = self.group_masks[g.name]
+            measured_ms = None
+            if measured is not None:
+                seen = mask & ~np.isnan(measured) & (m.reads > 0)
+                if seen.any():
+                    measured_ms = float((measured[seen] * m.reads[seen]).sum() / m.reads[seen].sum())
             out.append(
                 GroupState(
                     name=g.name,
                     drt_ms=g.drt_ms,
-                    disks=len(ks),
-                    iops=float(sum(m.reads[k] + m.writes[k] for k in ks)),
-                    measured_ms=sum(v * w for v, w in seen) / wsum if wsum > 0 else None,
+                    disks=int(mask.sum()),
+                    iops=float((m.reads[mask] + m.writes[mask]).sum()),
+                    measured_ms=measured_ms,
                     predicted_ms_before=rt_now[g.name],
                     predicted_ms_after=rt_after[g.name],
                     damage_before=dmg_now[g.name],
