@@ -49,6 +49,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -69,7 +70,7 @@ from basil.core.plan import (
 )
 from basil.core.snapshot import Datastore, Snapshot
 from basil.core.workload_model import WorkloadParams, number_problems
-from basil.errors import Problem, raise_if_problems
+from basil.errors import Problem, ValidationError, raise_if_problems
 
 Array = npt.NDArray[np.float64]
 
@@ -1135,3 +1136,216 @@ def _ds_effect(
         iops_after=float(iops[where_after == j].sum()),
         disks_after=int((where_after == j).sum()),
     )
+
+
+# --- the snapshot file's "slo" section ----------------------------------------------------------------
+
+_SECTION_KEYS = (
+    "groups",
+    "tag_category",
+    "utilisation_cap_pct",
+    "priority_queues",
+    "iterations",
+    "min_gain_pct",
+    "vm_tags",
+    "pool_vms",
+    "measured_ms",
+)
+_GROUP_KEYS = ("name", "drt_ms", "tag", "pools", "vms", "disks")
+
+
+@dataclass(frozen=True, slots=True)
+class SloSpec:
+    """What a round of the SLO goal needs beyond the snapshot: parameters, groups per disk, and each
+    disk's measured read latency where known."""
+
+    params: SloParams
+    membership: Mapping[str, str]
+    measured_ms: Mapping[str, float]
+
+
+def _strings(value: object, path: str, problems: list[Problem]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(Problem(path, "must be a list of names"))
+        return ()
+    return tuple(value)
+
+
+def _section_number(obj: Mapping[str, Any], key: str, default: float, problems: list[Problem]) -> float:
+    value = obj.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        problems.append(Problem(f"slo.{key}", f"must be a number, got {value!r}"))
+        return default
+    return float(value)
+
+
+def _group(raw: object, path: str, problems: list[Problem]) -> PriorityGroup | None:
+    if not isinstance(raw, dict):
+        problems.append(Problem(path, "must be a mapping with name and drt_ms"))
+        return None
+    unknown = sorted(set(raw) - set(_GROUP_KEYS))
+    problems += [Problem(f"{path}.{k}", f"unknown field (known: {', '.join(_GROUP_KEYS)})") for k in unknown]
+    name, drt = raw.get("name"), raw.get("drt_ms")
+    if not isinstance(name, str) or not name:
+        problems.append(Problem(f"{path}.name", "must be a non-empty string"))
+        name = ""
+    if drt is None:
+        problems.append(Problem(f"{path}.drt_ms", "must be set (desired response time, ms)"))
+        drt = 1.0
+    tag = raw.get("tag", "")
+    if not isinstance(tag, str):
+        problems.append(Problem(f"{path}.tag", "must be a tag written category/name"))
+        tag = ""
+    lists = {
+        k: _strings(raw[k], f"{path}.{k}", problems) if k in raw else () for k in ("pools", "vms", "disks")
+    }
+    return PriorityGroup(name, drt, tag, lists["pools"], lists["vms"], lists["disks"])
+
+
+def _name_lists(value: object, path: str, problems: list[Problem]) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.append(Problem(path, "must be a mapping of names to lists of names"))
+        return {}
+    return {str(k): _strings(v, f"{path}.{k}", problems) for k, v in value.items()}
+
+
+def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
+    """Read a snapshot file's ``slo`` section; raise :class:`ValidationError` naming every bad field::
+
+    "slo": {
+      "groups": [{"name": "gold", "drt_ms": 2, "vms"*: [vm], "disks"*: [disk], "pools"*: [pool],
+                  "tag"*: "basil-slo/gold"}],
+      "tag_category"*: "basil-slo", "utilisation_cap_pct"*: 30, "priority_queues"*: false,
+      "iterations"*: 8, "min_gain_pct"*: 5,
+      "vm_tags"*: {vm: ["basil-slo/gold"]},     # tags as vCenter has them
+      "pool_vms"*: {pool: [vm]},                 # SRP pools' VMs
+      "measured_ms"*: {disk: 1.7}                # measured read latency, for the report
+    }
+    """
+    problems: list[Problem] = []
+    if not isinstance(section, dict):
+        raise ValidationError([Problem("slo", "must be a mapping with at least groups")], "snapshot")
+    problems += [
+        Problem(f"slo.{k}", f"unknown field (known: {', '.join(_SECTION_KEYS)})")
+        for k in sorted(set(section) - set(_SECTION_KEYS))
+    ]
+    raw_groups = section.get("groups")
+    found: list[PriorityGroup] = []
+    if not isinstance(raw_groups, list):
+        problems.append(Problem("slo.groups", "must be a list of groups"))
+    else:
+        found = [
+            g
+            for i, raw in enumerate(raw_groups)
+            if (g := _group(raw, f"slo.groups[{i}]", problems)) is not None
+        ]
+    category = section.get("tag_category", DEFAULT_TAG_CATEGORY)
+    if not isinstance(category, str) or not category:
+        problems.append(Problem("slo.tag_category", "must be a non-empty string"))
+        category = DEFAULT_TAG_CATEGORY
+    queues = section.get("priority_queues", False)
+    if not isinstance(queues, bool):
+        problems.append(Problem("slo.priority_queues", f"must be true or false, got {queues!r}"))
+        queues = False
+    iterations = section.get("iterations", 8)
+    if isinstance(iterations, bool) or not isinstance(iterations, int):
+        problems.append(Problem("slo.iterations", f"must be a whole number ≥ 1, got {iterations!r}"))
+        iterations = 8
+    params = SloParams(
+        groups=tuple(found),
+        utilisation_cap=_section_number(
+            section, "utilisation_cap_pct", DEFAULT_UTILISATION_CAP * 100, problems
+        )
+        / 100.0,
+        priority_queues=queues,
+        iterations=iterations,
+        min_gain_pct=_section_number(section, "min_gain_pct", 5.0, problems),
+        tag_category=category,
+    )
+    problems += params.validate("slo")
+    measured: dict[str, float] = {}
+    raw_measured = section.get("measured_ms", {})
+    if not isinstance(raw_measured, dict):
+        problems.append(Problem("slo.measured_ms", "must be a mapping of disk ids to ms"))
+    else:
+        ids = {d.id for d in snapshot.disks}
+        for disk, value in raw_measured.items():
+            if disk not in ids:
+                problems.append(Problem(f"slo.measured_ms.{disk}", "unknown disk"))
+            elif isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                problems.append(
+                    Problem(f"slo.measured_ms.{disk}", f"must be a number of ms ≥ 0, got {value!r}")
+                )
+            else:
+                measured[disk] = float(value)
+    vm_tags = _name_lists(section.get("vm_tags"), "slo.vm_tags", problems)
+    pool_vms = _name_lists(section.get("pool_vms"), "slo.pool_vms", problems)
+    raise_if_problems(problems, "snapshot")
+    membership = assign_groups(params, snapshot, vm_tags=vm_tags, pool_vms=pool_vms)
+    return SloSpec(params, membership, measured)
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def group_dict(g: GroupState) -> dict[str, Any]:
+    return {
+        "name": g.name,
+        "drt_ms": g.drt_ms,
+        "disks": g.disks,
+        "iops": g.iops,
+        "measured_ms": _finite(g.measured_ms),
+        "predicted_ms_before": _finite(g.predicted_ms_before),
+        "predicted_ms_after": _finite(g.predicted_ms_after),
+        "damage_before": g.damage_before,
+        "damage_after": g.damage_after,
+        "within_drt_after": g.miss_ms == 0.0,
+        "miss_ms": g.miss_ms,
+    }
+
+
+def effect_dict(e: SloMoveEffect) -> dict[str, Any]:
+    return {
+        "damage_before": e.damage_before,
+        "damage_after": e.damage_after,
+        "groups": [
+            {"group": x.group, "rt_ms_before": _finite(x.rt_ms_before), "rt_ms_after": _finite(x.rt_ms_after)}
+            for x in e.groups
+        ],
+    }
+
+
+def pod_report_dict(p: SloPodReport) -> dict[str, Any]:
+    """The JSON form of one pod's SLO section (the API's ``slo`` and ``basil recommend --json``)."""
+    return {
+        "goal": GOAL_SLO,
+        "queue_model": p.queue_model,
+        "utilisation_cap_pct": p.utilisation_cap * 100.0,
+        "damage_before": p.damage_before,
+        "damage_after": p.damage_after,
+        "groups": [group_dict(g) for g in p.groups],
+        "unmet": list(p.unmet),
+        "priorities": dict(p.priorities),
+        "datastores": {
+            name: {
+                "tier_model": t.source,
+                "device_kind": t.kind,
+                "devices": t.devices,
+                "service_ms": t.reference_ms * t.scale,
+                "utilisation_before": p.utilisation_before[name],
+                "utilisation_after": p.utilisation_after[name],
+            }
+            for name, t in sorted(p.tiers.items())
+        },
+    }
+
+
+def slo_to_dict(result: SloResult) -> dict[str, Any]:
+    """The SLO sections of a result: per pod, and per move number its effect."""
+    return {
+        "pods": {p.pod: pod_report_dict(p) for p in result.pods},
+        "moves": {str(n): effect_dict(e) for n, e in sorted(result.effects.items())},
+    }
