@@ -300,18 +300,28 @@ class TierModel:
     source: str  # "table" (kind and device count), "fit" (Basil's device model), "table+P"
 
 
-def tier_models(snapshot: Snapshot, models: Models, path: str = "datastores") -> dict[str, TierModel]:
-    """Every datastore's service model: Basil's device fit where credible, else Table I by kind."""
+def tier_models(
+    snapshot: Snapshot,
+    models: Models,
+    lines: Mapping[str, tuple[float, float]] | None = None,
+    path: str = "datastores",
+) -> dict[str, TierModel]:
+    """Every datastore's service model: Basil's device fit where credible (from the snapshot's
+    samples, or *lines*: datastore → (intercept ms, P) of the service's stored fits), else Table I by
+    device kind."""
     problems: list[Problem] = []
     out: dict[str, TierModel] = {}
     for i, ds in enumerate(snapshot.datastores):
         model = models.datastores[ds.name]
         fit = model.fit
         intercept = fit.intercept if fit is not None and fit.ok and fit.credible else None
+        p = model.performance
+        given = (lines or {}).get(ds.name)
+        if given is not None and given[0] > 0 and given[1] > 0:
+            intercept, p = given
         kind = ds.device_kind if ds.device_kind in DEVICE_TABLE else None
         row = DEVICE_TABLE[kind or _SHAPE_KIND]
         ref = row.service_ms(_REFERENCE_MIX.io_size_kb, 1.0, write=False)
-        p = model.performance
         if intercept is not None and intercept > 0 and p is not None and p > 0:
             out[ds.name] = TierModel(
                 ds.name, kind or _SHAPE_KIND, intercept / ref, max(intercept * p, 1.0), intercept, "fit"
@@ -511,6 +521,7 @@ class GroupState:
     predicted_ms_after: float | None  # after the recommended moves
     damage_before: float
     damage_after: float
+    measured_damage: float | None = None  # the damage of the measured response times, where known
 
     @property
     def miss_ms(self) -> float:
@@ -574,11 +585,13 @@ def recommend_slo(
     membership: Mapping[str, str],
     *,
     measured_ms: Mapping[str, float] | None = None,
+    lines: Mapping[str, tuple[float, float]] | None = None,
 ) -> SloResult:
     """Recommend Storage vMotions that lower each pod's predicted damage, within the round's budgets.
 
     *membership* maps disk ids to group names (:func:`assign_groups`); *measured_ms* is each disk's
-    measured read latency, when known, for the report.
+    measured read latency, when known, for the report; *lines* are device fits (intercept ms, P) by
+    datastore that the snapshot's samples do not carry (the service's stored models).
     """
     problems = [*params.validate("options"), *slo.validate("slo")]
     names = {g.name for g in slo.groups}
@@ -590,7 +603,7 @@ def recommend_slo(
             problems.append(Problem(f"slo.membership.{disk}", "unknown disk"))
     raise_if_problems(problems, "SLO round")
     models = resolve_models(snapshot, params)
-    tiers = tier_models(snapshot, models)
+    tiers = tier_models(snapshot, models, lines)
     demand = _demand(snapshot, models, {t.kind for t in tiers.values()})
     units = build_units(snapshot, models, params)
     state = PlacementState(snapshot, models, params)
@@ -1056,11 +1069,12 @@ class _PodRound:
         )
         for g in self.groups:
             mask = self.group_masks[g.name]
-            measured_ms = None
+            measured_ms = measured_damage = None
             if measured is not None:
                 seen = mask & ~np.isnan(measured) & (m.reads > 0)
                 if seen.any():
                     measured_ms = float((measured[seen] * m.reads[seen]).sum() / m.reads[seen].sum())
+                    measured_damage = sum(damage_of(float(v), g.drt_ms) for v in measured[seen])
             out.append(
                 GroupState(
                     name=g.name,
@@ -1072,6 +1086,7 @@ class _PodRound:
                     predicted_ms_after=rt_after[g.name],
                     damage_before=dmg_now[g.name],
                     damage_after=dmg_after[g.name],
+                    measured_damage=measured_damage,
                 )
             )
         return tuple(out)
@@ -1302,6 +1317,7 @@ def group_dict(g: GroupState) -> dict[str, Any]:
         "predicted_ms_after": _finite(g.predicted_ms_after),
         "damage_before": g.damage_before,
         "damage_after": g.damage_after,
+        "measured_damage": g.measured_damage,
         "within_drt_after": g.miss_ms == 0.0,
         "miss_ms": g.miss_ms,
     }
