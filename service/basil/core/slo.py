@@ -300,9 +300,10 @@ class TierModel:
     kind: str  # the Table I row used for the shape
     scale: float  # multiplies the row's service times (1 unless a fit gave the intercept)
     devices: float  # n: devices the data is striped over
-    reference_ms: float  # service time of an 8 KB random read: what orders the tiers
+    reference_ms: float  # the Table I row's service time of an 8 KB random read (times scale: the model's)
     source: str  # "table" (kind and device count), "fit" (Basil's device model), "table+P"
     calibration: float = 1.0  # factor on the service times that matches the measured latency now
+    tier_ms: float = 0.0  # what orders the tiers, fastest first
 
 
 def tier_models(
@@ -328,15 +329,23 @@ def tier_models(
         row = DEVICE_TABLE[kind or _SHAPE_KIND]
         ref = row.service_ms(_REFERENCE_MIX.io_size_kb, 1.0, write=False)
         if intercept is not None and intercept > 0 and p is not None and p > 0:
+            # A device kind orders the tiers by what the device is; a fit alone by its intercept
+            # (a fit is bent by caches and sequential streams, the kind is not).
             out[ds.name] = TierModel(
-                ds.name, kind or _SHAPE_KIND, intercept / ref, max(intercept * p, 1.0), intercept, "fit"
+                ds.name,
+                kind or _SHAPE_KIND,
+                intercept / ref,
+                max(intercept * p, 1.0),
+                ref,
+                "fit",
+                tier_ms=ref if kind is not None else intercept,
             )
         elif kind is not None and ds.spindles is not None:
-            out[ds.name] = TierModel(ds.name, kind, 1.0, float(ds.spindles), ref, "table")
+            out[ds.name] = TierModel(ds.name, kind, 1.0, float(ds.spindles), ref, "table", tier_ms=ref)
         elif kind is not None and p is not None and p > 0:
-            out[ds.name] = TierModel(ds.name, kind, 1.0, max(ref * p, 1.0), ref, "table+P")
+            out[ds.name] = TierModel(ds.name, kind, 1.0, max(ref * p, 1.0), ref, "table+P", tier_ms=ref)
         elif kind is not None:
-            out[ds.name] = TierModel(ds.name, kind, 1.0, float(ASSUMED_DEVICES), ref, "table")
+            out[ds.name] = TierModel(ds.name, kind, 1.0, float(ASSUMED_DEVICES), ref, "table", tier_ms=ref)
         else:
             problems.append(
                 Problem(
@@ -753,10 +762,8 @@ class _PodRound:
         self.per_util = [float(m.scale[j] / 1000.0 / m.devices[j]) for j in range(len(self.names))]
         self.kind_of = m.kind_index.tolist()
         # Tiers, fastest first: datastores grouped by their reference service time.
-        self.tier_order = sorted({round(tiers[n].reference_ms * tiers[n].scale, 6) for n in self.usable})
-        self.tier_of = {
-            n: self.tier_order.index(round(tiers[n].reference_ms * tiers[n].scale, 6)) for n in self.usable
-        }
+        self.tier_order = sorted({round(tiers[n].tier_ms, 6) for n in self.usable})
+        self.tier_of = {n: self.tier_order.index(round(tiers[n].tier_ms, 6)) for n in self.usable}
         self.no_group_priority = NO_GROUP_PRIORITY_FACTOR / max((g.drt_ms for g in self.groups), default=1.0)
         self.load = {d: models.disks[d].load for d in self.disk_ids}
 
@@ -912,7 +919,7 @@ class _PodRound:
     ) -> list[tuple[int, int, int, _Prediction, _Prediction]]:
         """The moves in apply order, each with the predictions before and after it: greedily the move
         that leaves the lowest damage (the placement order beyond 32 moves); trailing moves that do
-        not lower the damage any more are dropped, unless a target would stay over the cap without them."""
+        not lower the damage any more are dropped, unless they move units off a datastore over the cap."""
         m = self.model
         current = self.where0.copy()
         remaining = list(chosen)
@@ -932,11 +939,11 @@ class _PodRound:
                 rest = current.copy()
                 for u, _, t in remaining:
                     rest[self.unit_disks[u]] = t
-                over_cap = any(
-                    before.utilisation[t] > self.slo.utilisation_cap + 1e-12 for _, _, t, _, _ in ordered
+                evicts = any(
+                    before.utilisation[s] > self.slo.utilisation_cap + 1e-12 for _, s, _ in remaining
                 )
-                if m.predict(rest).damage >= before.damage - 1e-12 and not over_cap:
-                    break  # what is left does not help, together or alone, nor is it needed for the cap
+                if m.predict(rest).damage >= before.damage - 1e-12 and not evicts:
+                    break  # what is left does not help, alone or together, nor relieves one over the cap
             u, s, t = remaining.pop(best_i)
             current[self.unit_disks[u]] = t
             ordered.append((u, s, t, before, best_p))
