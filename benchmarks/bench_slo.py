@@ -104,9 +104,8 @@ def main() -> None:
     )
     print(f"  predicted damage {report.damage_before:.4g} → {report.damage_after:.4g}")
     for g in report.groups:
-        print(
-            f"  {g.name:<7} DRT {g.drt_ms:g} ms: predicted {g.predicted_ms_before} → {g.predicted_ms_after}"
-        )
+        before, after = g.predicted_ms_before or 0.0, g.predicted_ms_after or 0.0
+        print(f"  {g.name:<7} DRT {g.drt_ms:g} ms: predicted {before:.3g} → {after:.3g} ms")
 
 
 if __name__ == "__main__":
