@@ -54,6 +54,13 @@ lab-check:
 evaluate: $(STAMP) lab
 	$(PY) benchmarks/evaluate.py
 
+# The SLO goal (issue 15, docs/slo.md) against the balance goal and no moves over a simulated day of
+# the slo-tiers scenario family, and one SLO round at 40,000 disks / 1,000 datastores.
+.PHONY: evaluate-slo
+evaluate-slo: $(STAMP) lab
+	$(PY) benchmarks/evaluate_slo.py
+	$(PY) benchmarks/bench_slo.py
+
 bench-lab: $(STAMP) lab
 	$(PY) benchmarks/bench_lab_queryperf.py
 

@@ -192,6 +192,7 @@ MOVE: Schema = {
         "kind": {"type": "string", "enum": ["move", "swap"]},
         # The moves of both halves of one swap share it; they are judged and applied together.
         "swap_group": {"type": ["integer", "null"]},
+        "slo": ref("SloMoveEffect"),
     },
 }
 
@@ -342,6 +343,75 @@ PINNED_BLOCKING: Schema = {
     },
 }
 
+SLO_GROUP: Schema = {
+    "type": "object",
+    "description": "a priority group of the SLO goal in one round (docs/slo.md): response times are reads, "
+    "IOPS-weighted over the group's active disks; damage is sum((RT - DRT)^2 / DRT) over disks above the DRT",
+    "required": ["name", "drt_ms", "damage_before", "damage_after"],
+    "properties": {
+        "name": STRING,
+        "drt_ms": NUMBER,
+        "disks": INTEGER,
+        "iops": NUMBER,
+        "measured_ms": N_NUMBER,
+        "predicted_ms_before": N_NUMBER,
+        "predicted_ms_after": N_NUMBER,
+        "damage_before": NUMBER,
+        "damage_after": NUMBER,
+        "measured_damage": N_NUMBER,
+        "within_drt_after": BOOLEAN,
+        "miss_ms": NUMBER,
+    },
+}
+
+SLO_ROUND: Schema = {
+    "type": "object",
+    "description": "the SLO section of a round of a pod with goal slo (latency targets per priority group)",
+    "required": ["goal", "groups", "damage_before", "damage_after"],
+    "properties": {
+        "goal": {"type": "string", "enum": ["slo"]},
+        "queue_model": {"type": "string", "enum": ["priority", "fcfs"]},
+        "utilisation_cap_pct": NUMBER,
+        "damage_before": NUMBER,
+        "damage_after": NUMBER,
+        "groups": array(ref("SloGroup")),
+        "unmet": array(STRING),
+        "priorities": {"type": "object", "additionalProperties": NUMBER},
+        "datastores": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {
+                    "name": STRING,
+                    "tier_model": {"type": "string", "enum": ["table", "table+P", "fit"]},
+                    "device_kind": STRING,
+                    "devices": NUMBER,
+                    "service_ms": NUMBER,
+                    "calibration": NUMBER,
+                    "utilisation_before": NUMBER,
+                    "utilisation_after": NUMBER,
+                },
+            },
+        },
+    },
+}
+
+SLO_MOVE_EFFECT: Schema = {
+    "type": "object",
+    "description": "an SLO move's predicted effect: the affected groups' response times and the pod's damage",
+    "required": ["damage_before", "damage_after", "groups"],
+    "properties": {
+        "damage_before": NUMBER,
+        "damage_after": NUMBER,
+        "groups": array(
+            {
+                "type": "object",
+                "properties": {"group": STRING, "rt_ms_before": N_NUMBER, "rt_ms_after": N_NUMBER},
+            }
+        ),
+    },
+}
+
 RECOMMENDATION: Schema = {
     "type": "object",
     "required": ["id", "moves", "valid", "state"],
@@ -370,6 +440,7 @@ RECOMMENDATION: Schema = {
         "models_changed": {"type": "boolean", "description": "models were refitted since it was computed"},
         "pinned_blocking": array(ref("PinnedBlocking")),
         "pinned_blocking_total": INTEGER,
+        "slo": ref("SloRound"),
     },
 }
 
@@ -884,6 +955,9 @@ COMPONENTS: dict[str, Schema] = {
     "LoadState": LOAD_STATE,
     "Recommendation": RECOMMENDATION,
     "PinnedBlocking": PINNED_BLOCKING,
+    "SloRound": SLO_ROUND,
+    "SloGroup": SLO_GROUP,
+    "SloMoveEffect": SLO_MOVE_EFFECT,
     "PredictionError": PREDICTION_ERROR,
     "PredictionCheck": PREDICTION_CHECK,
     "Plan": PLAN,

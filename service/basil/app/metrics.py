@@ -9,6 +9,10 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from basil.app.recommendation import Round
 
 _HELP = {
     "basil_collections_total": ("counter", "Collection cycles, by vCenter and outcome."),
@@ -44,6 +48,11 @@ _HELP = {
         "latency, read_latency and iops are the median |predicted - measured| / measured over the pod's "
         "datastores, "
         "imbalance is (predicted - measured) / measured.",
+    ),
+    "basil_slo_damage": (
+        "gauge",
+        "A pod's damage sum((RT - DRT)^2 / DRT) over the disks above their DRT at its latest SLO round, "
+        "by pod, priority group and basis: predicted (the model, current placement) or measured.",
     ),
     "basil_recommendation_stale": (
         "gauge",
@@ -111,3 +120,17 @@ class Metrics:
             for key, value in sorted(series.items()):
                 lines.append(f"{name}{_labels(dict(key))} {value:.17g}")
         return "\n".join(lines) + "\n"
+
+
+def record_slo_damage(metrics: Metrics, round_: Round) -> None:
+    """Set ``basil_slo_damage`` for each group of a round of the SLO goal (nothing for balance rounds)."""
+    if round_.slo is None:
+        return
+    for group in round_.slo.pod(round_.pod).groups:
+        metrics.set(
+            "basil_slo_damage", group.damage_before, pod=round_.pod, group=group.name, basis="predicted"
+        )
+        if group.measured_damage is not None:
+            metrics.set(
+                "basil_slo_damage", group.measured_damage, pod=round_.pod, group=group.name, basis="measured"
+            )

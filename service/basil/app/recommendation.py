@@ -25,29 +25,44 @@ they could move, are listed with their reasons (:func:`pinned_blocking`) and nam
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from basil.app.pods import ResolvedPod
+from basil.app.pools import vm_tags
 from basil.config import BalanceConfig
+from basil.config.schema import DeviceConfig
 from basil.core.balancer import recommend
 from basil.core.constraints import ANTI_AFFINITY, PlacementState, Unit, build_units
 from basil.core.latency_gate import HostLatency, LatencyGate, datastore_latency, latency_gate, without_moves
 from basil.core.normalized_load import imbalance, resolve_models
 from basil.core.params import BalancerParams
 from basil.core.plan import STOP_NO_IMPROVING_MOVE, STOP_SEARCH_LIMIT, Plan, swap_groups
+from basil.core.slo import (
+    GOAL_SLO,
+    PriorityGroup,
+    SloParams,
+    SloPodReport,
+    SloResult,
+    assign_groups,
+    effect_dict,
+    pod_report_dict,
+    recommend_slo,
+)
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
+from basil.core.workload_model import WorkloadParams
 from basil.errors import ConflictError, VCenterError
 from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
 from basil.store.samples import DiskRef
-from basil.vcenter.types import HostDatastoreSample, Inventory
+from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +361,18 @@ class Round:
     pod_snapshot: PodSnapshot
     recommendation_ids: tuple[int, ...] = ()
     summary: dict[str, Any] = field(default_factory=dict)
+    slo: SloResult | None = None  # the SLO goal's report, for pods with goal: slo
+
+
+def slo_summary(report: SloPodReport, inventory: Inventory) -> dict[str, Any]:
+    """The SLO section of a round: per group DRT, measured and predicted RT, damage; datastores by
+    moid with their names."""
+    out = pod_report_dict(report)
+    names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+    for moid, entry in out["datastores"].items():
+        entry["name"] = names.get(moid, moid)
+    out["unmet"] = [readable(text, inventory) for text in out["unmet"]]
+    return out
 
 
 def round_summary(
@@ -402,6 +429,103 @@ def round_summary(
     }
 
 
+@dataclass(frozen=True)
+class SloInputs:
+    """What a round of the SLO goal reads beyond the pod's snapshot (``goal: slo``, docs/slo.md)."""
+
+    disk_models: Mapping[DiskRef, DiskModel]
+    datastore_models: Mapping[tuple[str, str], DatastoreModel]
+    devices: Callable[[str], DeviceConfig | None]  # the configured device of a datastore, by name
+    disk_latency_ms: Mapping[tuple[str, str], float]  # newest read latency per (VM moid, instance)
+    pool_documents: Sequence[Mapping[str, Any]] = ()  # the stored SRP pool trees
+
+
+def disk_read_latency(samples: Mapping[tuple[str, str], DiskSample]) -> dict[tuple[str, str], float]:
+    """Each disk's newest read latency (ms), from ``readLatencyUS`` where vCenter gives it (flash
+    reads 0 or 1 in whole milliseconds), else ``totalReadLatency``; idle disks have none."""
+    out: dict[tuple[str, str], float] = {}
+    for key, s in samples.items():
+        if not s.read_iops:
+            continue
+        if s.read_latency_us is not None:
+            out[key] = s.read_latency_us / 1000.0
+        elif s.read_latency_ms is not None:
+            out[key] = s.read_latency_ms
+    return out
+
+
+def _pool_vms(documents: Sequence[Mapping[str, Any]], inventory: Inventory) -> dict[str, list[str]]:
+    """Every named SRP pool's VMs (moids): the ``vm`` leaves below it, by VM name or moid."""
+    by_name = {vm.name: vm.moid for vm in inventory.vms.values()}
+    out: dict[str, list[str]] = {}
+
+    def walk(nodes: object) -> list[str]:
+        found: list[str] = []
+        for node in nodes if isinstance(nodes, list) else []:
+            if not isinstance(node, dict):
+                continue
+            vm = node.get("vm")
+            if isinstance(vm, str):
+                found.append(by_name.get(vm, vm))
+            below = walk(node.get("children", node.get("pools", [])))
+            if isinstance(node.get("name"), str):
+                out.setdefault(node["name"], []).extend(below)
+            found += below
+        return found
+
+    for document in documents:
+        walk(document.get("pools", []))
+    return out
+
+
+def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: SloInputs) -> SloResult:
+    """The pod's round under the SLO goal: groups from tags and SRP pools, service models from the
+    stored device fits or the configured device kinds, each disk's workload mix and IOPS."""
+    cfg = pod.config.slo
+    params = SloParams(
+        groups=tuple(PriorityGroup(g.name, g.drt_ms, g.tag, g.pools) for g in cfg.groups),
+        utilisation_cap=cfg.utilisation_cap_pct / 100.0,
+        priority_queues=cfg.priority_queues,
+        iterations=cfg.iterations,
+        min_gain_pct=cfg.min_gain_pct,
+        tag_category=cfg.tag_category,
+    )
+    stores = []
+    lines: dict[str, tuple[float, float]] = {}
+    for ds in ps.snapshot.datastores:
+        device = inputs.devices(inventory.datastores[ds.name].name)
+        stores.append(
+            dataclasses.replace(
+                ds,
+                device_kind=device.kind or None if device is not None else None,
+                spindles=device.spindles or None if device is not None and device.kind else None,
+            )
+        )
+        model = inputs.datastore_models.get((pod.vcenter, ds.name))
+        if model is not None and model.quality == "ok" and model.p and model.intercept:
+            lines[ds.name] = (model.intercept, model.p)
+    disks = []
+    measured: dict[str, float] = {}
+    for d in ps.snapshot.disks:
+        vm, instance, _ = ps.disk_keys[d.id]
+        w = inputs.disk_models.get(DiskRef(pod.vcenter, vm, instance))
+        workload = WorkloadParams(w.oio, w.io_size_kb, w.read_pct, w.random_pct) if w is not None else None
+        disks.append(dataclasses.replace(d, workload=workload))
+        latency = inputs.disk_latency_ms.get((vm, instance))
+        if latency is not None:
+            measured[d.id] = latency
+    snapshot = dataclasses.replace(ps.snapshot, datastores=tuple(stores), disks=tuple(disks))
+    tags = {vm: [p for p, moids in vm_tags(inventory).items() if vm in moids] for vm in inventory.vms}
+    membership = assign_groups(
+        params,
+        snapshot,
+        vm_tags={vm: t for vm, t in tags.items() if t},
+        pool_vms=_pool_vms(inputs.pool_documents, inventory),
+        path=f"pods.{pod.name}.slo",
+    )
+    return recommend_slo(snapshot, ps.params, params, membership, measured_ms=measured, lines=lines)
+
+
 def _why_empty(pod: ResolvedPod) -> str:
     if pod.missing:
         return "; ".join(f"configured {m} is not in vCenter {pod.vcenter}" for m in pod.missing)
@@ -419,6 +543,7 @@ def run_round(
     *,
     host_samples: Iterable[HostDatastoreSample] | None = None,
     basis: dict[str, Any] | None = None,
+    slo: SloInputs | None = None,
 ) -> Round:
     """Recommend for one pod and save the round (its previous open recommendations become superseded).
 
@@ -429,11 +554,20 @@ def run_round(
     if not pod.datastores:
         raise ConflictError(f"pod {pod.name} has no datastores to balance: {_why_empty(pod)}")
     latency = pod_latency_gate(pod, host_samples) if host_samples is not None else None
-    plan = recommend(ps.snapshot, ps.params)
+    slo_result: SloResult | None = None
+    if pod.config.goal == GOAL_SLO:  # the one dispatch point of the goals (docs/slo.md)
+        # Storage DRS's latency gate is the balance goal's: a 2 ms target can be missed far below it.
+        latency = None
+        slo_result = slo_round(pod, inventory, ps, slo or SloInputs({}, {}, lambda _name: None, {}))
+        plan = slo_result.plan
+    else:
+        plan = recommend(ps.snapshot, ps.params)
     if latency is not None and not latency.open:
         names = {ds.moid: ds.name for ds in inventory.datastores.values()}
         plan = without_moves(plan, pod.name, latency.reason(names))
     summary = round_summary(plan, pod.name, ps, inventory)
+    if slo_result is not None:
+        summary["slo"] = slo_summary(slo_result.pod(pod.name), inventory)
     if latency is not None:
         summary["latency"] = {
             "threshold_ms": latency.threshold_ms,
@@ -473,6 +607,11 @@ def run_round(
                         "imbalance_before": move.imbalance_before,
                         "imbalance_after": move.imbalance_after,
                         "target_new": move.target_new,
+                        **(
+                            {"slo": effect_dict(slo_result.effects[move.number])}
+                            if slo_result is not None and move.number in slo_result.effects
+                            else {}
+                        ),
                         "round": summary,
                     },
                 )
@@ -481,4 +620,6 @@ def run_round(
         saved = save_round(session, pod.name, specs, at, basis)
     round_id = saved[0].round_id if saved else None
     log.info("pod %s: %d moves recommended (%s)", pod.name, len(plan.moves), summary["stop_reason"])
-    return Round(pod.name, pod.vcenter, round_id, at, plan, ps, tuple(r.id for r in saved), summary)
+    return Round(
+        pod.name, pod.vcenter, round_id, at, plan, ps, tuple(r.id for r in saved), summary, slo_result
+    )

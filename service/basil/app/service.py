@@ -31,7 +31,7 @@ from basil.app.actor import SYSTEM, Actor, audited
 from basil.app.clock import VCenterClock
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
-from basil.app.metrics import Metrics
+from basil.app.metrics import Metrics, record_slo_damage
 from basil.app.modelling import device_inputs, run_modelling
 from basil.app.move_check import MoveCheck
 from basil.app.planner import (
@@ -46,7 +46,14 @@ from basil.app.pods import ResolvedPod, overlapping_pods, resolve_pod
 from basil.app.pools import PoolDocument, parse_pool_document
 from basil.app.prediction import check_predictions, record_prediction
 from basil.app.rebalance_window import OVERRIDE_KEY, changed_window
-from basil.app.recommendation import PodSnapshot, Round, build_snapshot, run_round
+from basil.app.recommendation import (
+    PodSnapshot,
+    Round,
+    SloInputs,
+    build_snapshot,
+    disk_read_latency,
+    run_round,
+)
 from basil.app.srp_loop import SrpController
 from basil.app.validity import ensure_valid, round_basis, stale_after_move
 from basil.app.vcenters import VCenterLink, connection_params
@@ -65,6 +72,7 @@ from basil.config import BasilConfig, VCenterConfig, store_url
 from basil.config.schema import RebalanceWindowConfig
 from basil.core.device_model import DeviceModelParams
 from basil.core.placement import PlacementRequest, place, placement_to_dict
+from basil.core.slo import GOAL_SLO
 from basil.core.workload_model import WorkloadModelParams, WorkloadParams
 from basil.errors import (
     BasilError,
@@ -954,7 +962,19 @@ class Service:
             datastore_models=self.datastore_models(pod.vcenter),
             disk_models=self.disk_models(pod.vcenter),
         )
-        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis)
+        slo = None
+        if pod.config.goal == GOAL_SLO:  # latency targets per priority group (docs/slo.md)
+            with self.store.read_session() as session:
+                pools = [tree.document for tree in srp_pools.list_pools(session)]
+            slo = SloInputs(
+                self.disk_models(pod.vcenter),
+                self.datastore_models(pod.vcenter),
+                functools.partial(self.config.device_of, pod.vcenter),
+                disk_read_latency(self.newest_disk_samples(pod.vcenter)),
+                pools,
+            )
+        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis, slo=slo)
+        record_slo_damage(self.counters, r)
         with self._lock:
             self.rounds[pod.name] = r
         self.generations.bump(ROUNDS)

@@ -578,6 +578,7 @@ def recommendation_move(svc: Service, r: Recommendation) -> dict[str, Any]:
         "vm": s.vm_name,
         "reason_code": s.reason,
         **_predicted(s.predicted),
+        **({"slo": s.predicted["slo"]} if "slo" in s.predicted else {}),
         "kind": s.predicted.get("kind", "move"),
         "swap_group": s.swap_group,
         "status": r.status,
@@ -615,6 +616,7 @@ def _round_extras(
         **validity,
         "pinned_blocking": blocking,
         "pinned_blocking_total": summary.get("pinned_blocking_total", len(blocking)),
+        **({"slo": summary["slo"]} if "slo" in summary else {}),  # goal: slo (docs/slo.md)
     }
 
 

@@ -24,6 +24,7 @@ from basil.core.calibration import Calibration, ErrorSummary, calibrate, grid_fr
 from basil.core.placement import PlacementRequest, PlacementResult, placement_to_dict
 from basil.core.placement import place as place_disk
 from basil.core.plan import Plan, PodOutcome, plan_to_dict
+from basil.core.slo import GOAL_BALANCE, GOAL_SLO, GOALS, SloResult, parse_slo, recommend_slo, slo_to_dict
 from basil.core.snapshot import Snapshot, SnapshotDocument, parse_snapshot
 from basil.core.workload_model import FLAG_TEXT, WorkloadParams
 from basil.errors import Problem, ValidationError
@@ -165,7 +166,13 @@ def format_plan(plan: Plan, snapshot: Snapshot, source: str) -> str:
     help="Snapshot JSON: datastores, disks, options (see README, 'Offline commands').",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON instead of a table.")
-def recommend(snapshot_path: Path, as_json: bool) -> None:
+@click.option(
+    "--goal",
+    type=click.Choice(GOALS),
+    help="balance (BASIL) or slo (latency targets per priority group, the snapshot's 'slo' section); "
+    "default: slo when the snapshot has that section, else balance.",
+)
+def recommend(snapshot_path: Path, as_json: bool, goal: str | None) -> None:
     """Recommend Storage vMotions that balance each pod's IO load (BASIL §5, Algorithm 1).
 
     Reads a snapshot of datastores (P or device samples) and virtual disks (L, a workload model or
@@ -174,11 +181,80 @@ def recommend(snapshot_path: Path, as_json: bool) -> None:
     anywhere: the plan is only printed.
     """
     document = _load_snapshot(snapshot_path)
+    if (goal or (GOAL_SLO if document.slo is not None else GOAL_BALANCE)) == GOAL_SLO:
+        _recommend_slo(document, str(snapshot_path), as_json)
+        return
     plan = recommend_plan(document.snapshot, document.params)
     if as_json:
         _dump(plan_to_dict(plan))
     else:
         click.echo(format_plan(plan, document.snapshot, str(snapshot_path)))
+
+
+def _recommend_slo(document: SnapshotDocument, source: str, as_json: bool) -> None:
+    if document.slo is None:
+        raise ValidationError(
+            [Problem("slo", "--goal slo needs the snapshot's slo section (groups and DRTs)")]
+        )
+    spec = parse_slo(document.slo, document.snapshot)
+    result = recommend_slo(
+        document.snapshot, document.params, spec.params, spec.membership, measured_ms=spec.measured_ms
+    )
+    if as_json:
+        _dump({**plan_to_dict(result.plan), "slo": slo_to_dict(result)})
+    else:
+        click.echo(format_slo(result, document.snapshot, source))
+
+
+def _opt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def format_slo(result: SloResult, snapshot: Snapshot, source: str) -> str:
+    """The readable form of an SLO round: per pod its groups and tiers before/after, then the moves."""
+    lines = [f"SLO recommendation for {source} (latency targets per priority group, Lipetz et al.)"]
+    if snapshot.description:
+        lines += _wrap(snapshot.description)
+    for report, outcome in zip(result.pods, result.plan.pods, strict=True):
+        lines += [
+            "",
+            f"Pod {report.pod}: damage {report.damage_before:.4g} → {report.damage_after:.4g}; "
+            f"{outcome.moves} move(s), {outcome.gb:.1f} GB; queues {report.queue_model}, "
+            f"utilisation cap {report.utilisation_cap:.0%}",
+            *_wrap(f"stopped: {outcome.stop} ({outcome.stop_reason})", "    ", "  "),
+        ]
+        rows = [
+            [
+                g.name,
+                f"{g.drt_ms:g}",
+                str(g.disks),
+                f"{g.iops:.0f}",
+                _opt_ms(g.measured_ms),
+                f"{_opt_ms(g.predicted_ms_before)} → {_opt_ms(g.predicted_ms_after)}",
+                f"{g.damage_before:.4g} → {g.damage_after:.4g}",
+            ]
+            for g in report.groups
+        ]
+        lines += _table(["group", "DRT ms", "disks", "IOPS", "measured ms", "predicted ms", "damage"], rows)
+        rows = [
+            [
+                name,
+                f"{t.kind} ×{t.devices:.3g} ({t.source})",
+                f"{t.reference_ms * t.scale:.3g}",
+                f"{report.utilisation_before[name]:.0%} → {report.utilisation_after[name]:.0%}",
+            ]
+            for name, t in sorted(report.tiers.items(), key=lambda kv: kv[1].reference_ms * kv[1].scale)
+        ]
+        lines += ["", *_table(["datastore", "service model", "8 KB read ms", "utilisation"], rows)]
+    lines.append("")
+    if not result.plan.moves:
+        lines.append("No moves recommended.")
+    else:
+        lines.append(f"Moves ({len(result.plan.moves)}, {result.plan.total_gb:.1f} GB; apply in this order):")
+        for m in result.plan.moves:
+            lines += _wrap(f"[{m.reason_code}] {m.reason}", indent="      ", first=f"  {m.number:>2}. ")
+    lines += _note_lines(result.plan)
+    return "\n".join(lines)
 
 
 def format_placement(result: PlacementResult, request: PlacementRequest) -> str:

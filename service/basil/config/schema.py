@@ -246,6 +246,64 @@ class DeviceConfig:
 
 
 @dataclass(frozen=True)
+class SloGroupConfig:
+    """A priority group of the SLO goal (Lipetz et al.): a desired response time for its VMs' disks.
+
+    Members are the VMs carrying the tag ``tag`` (default ``<tag_category>/<name>``) and the VMs of
+    the SRP pools named in ``pools``; a VM reached twice for two groups is an error at round time.
+    """
+
+    name: str = ""
+    drt_ms: float = 0.0
+    tag: str = ""
+    pools: tuple[str, ...] = ()
+
+    def problems(self, path: str) -> list[Problem]:
+        found = _name(self.name, f"{path}.name")
+        found += _positive(self.drt_ms, f"{path}.drt_ms")
+        if self.tag:
+            found += _tag_problems(self.tag, f"{path}.tag", required=True)
+        return found
+
+
+@dataclass(frozen=True)
+class SloConfig:
+    """The SLO goal of a pod (``goal: slo``): priority groups with DRTs and the model's knobs."""
+
+    tag_category: str = "basil-slo"
+    groups: tuple[SloGroupConfig, ...] = ()
+    # The highest predicted utilisation a target datastore may reach (Lipetz et al. use 30 %).
+    utilisation_cap_pct: float = 30.0
+    # Queues serve groups in priority order: true when SIOC shares follow the groups (M/M/1 with
+    # priorities); false is plain M/M/1.
+    priority_queues: bool = False
+    iterations: int = 8
+    min_gain_pct: float = 5.0
+
+    def problems(self, path: str, *, required: bool) -> list[Problem]:
+        found: list[Problem] = []
+        if required and not self.groups:
+            found.append(Problem(f"{path}.groups", "goal slo needs at least one group with drt_ms"))
+        if not self.tag_category or "/" in self.tag_category:
+            found.append(Problem(f"{path}.tag_category", f"{self.tag_category!r} is not a tag category name"))
+        seen: dict[str, int] = {}
+        for i, group in enumerate(self.groups):
+            found += group.problems(f"{path}.groups[{i}]")
+            if group.name in seen:
+                found.append(
+                    Problem(f"{path}.groups[{i}].name", f"{group.name!r} is also groups[{seen[group.name]}]")
+                )
+            seen.setdefault(group.name, i)
+        cap = _number(self.utilisation_cap_pct, f"{path}.utilisation_cap_pct", high=100)
+        if not cap and self.utilisation_cap_pct <= 0:
+            cap.append(Problem(f"{path}.utilisation_cap_pct", "must be greater than 0"))
+        found += cap
+        found += _number(self.iterations, f"{path}.iterations", low=1, high=100)
+        found += _number(self.min_gain_pct, f"{path}.min_gain_pct", low=0, high=100)
+        return found
+
+
+@dataclass(frozen=True)
 class PodConfig:
     """A load-balancing domain: a datastore cluster, a list of datastores, or the datastores with a tag."""
 
@@ -256,9 +314,13 @@ class PodConfig:
     tag: str = ""
     mode: Literal["manual", "automatic"] = "manual"
     balance: BalanceConfig = field(default_factory=BalanceConfig)
+    # What a round optimises: BASIL's balance (default) or latency targets per priority group.
+    goal: Literal["balance", "slo"] = "balance"
+    slo: SloConfig = field(default_factory=SloConfig)
 
     def problems(self, path: str) -> list[Problem]:
         found = _name(self.name, f"{path}.name")
+        found += self.slo.problems(f"{path}.slo", required=self.goal == "slo")
         if not self.vcenter:
             found.append(Problem(f"{path}.vcenter", "must be set (the name of one of vcenters)"))
         given = [key for key in ("datastore_cluster", "datastores", "tag") if getattr(self, key)]

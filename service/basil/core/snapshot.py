@@ -29,6 +29,7 @@ naive ones read as UTC)::
         "iops"*: 420,                           # current IOPS, for the least-disturbance order
         "last_moved"*: "2024-05-01T02:00:00Z"   # for ping-pong avoidance
       }],
+      "slo"*: {...},                            # the SLO goal's groups (basil.core.slo.parse_slo)
       "options"*: {
         "imbalance_threshold", "max_moves", "max_gb", "space_headroom_pct",
         "candidate_order": "load_per_gb" | "least_disturbance", "ping_pong_hours", "now", "seed",
@@ -238,6 +239,7 @@ class SnapshotDocument:
 
     snapshot: Snapshot
     params: BalancerParams
+    slo: object = None  # the SLO goal's section as given, read by basil.core.slo.parse_slo
 
 
 _PLAIN = frozenset({float, int})  # number types Disk.plainly_valid accepts (not bool, not numpy's)
@@ -743,7 +745,7 @@ def parse_snapshot(document: object, *, default_now: float | None = None) -> Sna
     line passes the current time so ping-pong avoidance works on files written without it).
     """
     r = _Reader()
-    top = r.mapping(document, "", ("datastores", "disks"), ("options", "description"))
+    top = r.mapping(document, "", ("datastores", "disks"), ("options", "description", "slo"))
     if top is None:
         raise ValidationError(r.problems, "snapshot")
     description = r.string(top, "description", "") or ""
@@ -772,7 +774,7 @@ def parse_snapshot(document: object, *, default_now: float | None = None) -> Sna
         now=now,
         description=description,
     )
-    return SnapshotDocument(snapshot, params)
+    return SnapshotDocument(snapshot, params, top.get("slo"))
 
 
 def load_snapshot_json(text: str, *, default_now: float | None = None) -> SnapshotDocument:

@@ -1,0 +1,96 @@
+"""The SLO goal through the service, against the lab (slo-tiers scenario, simulated time stepped):
+a pod with ``goal: slo`` and groups by the ``basil-slo`` tag category gets a round whose moves carry
+their predicted group response times and damage, whose answer carries the SLO section, and whose
+damage is exported per group; a tag naming no group is an error naming the field."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from basil.app import Actor, Service
+from basil.app.views import metrics_text
+from basil.config import DeviceConfig
+from basil.config.schema import SloConfig, SloGroupConfig
+from basil.errors import ValidationError
+from basil.store import Store
+from tests.app.conftest import SCENARIOS, lab_config
+from tests.vcenter.labproc import LabProcess
+
+pytestmark = pytest.mark.lab
+
+OPERATOR = Actor("tester", "operator", "127.0.0.1")
+POD = "slo-pod"
+DEVICES = {
+    "ssd-01": DeviceConfig(kind="ssd", spindles=4),
+    "fc-01": DeviceConfig(kind="fc15k", spindles=8),
+    "sata-01": DeviceConfig(kind="sata7k", spindles=8),
+    "sata-02": DeviceConfig(kind="sata7k", spindles=8),
+}
+GROUPS = (SloGroupConfig("gold", 2.0), SloGroupConfig("silver", 15.0), SloGroupConfig("bronze", 40.0))
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[LabProcess]:
+    with LabProcess.start(SCENARIOS / "slo-tiers.yaml", speed=0) as lab:
+        yield lab
+
+
+def start(lab: LabProcess, tmp_path: Path, groups: tuple[SloGroupConfig, ...] = GROUPS) -> Service:
+    lab.reset()
+    lab.set_speed(0)
+    lab.step(2)
+    url = f"sqlite:///{tmp_path / 'basil.db'}"
+    config = lab_config(lab, url, name=POD, datastore_cluster=POD, goal="slo", slo=SloConfig(groups=groups))
+    config = dataclasses.replace(config, devices=DEVICES)
+    svc = Service(config, Store(url), params_factory=lambda _vc: lab.connection_params())
+    svc.start(scheduler=False)
+    assert svc.run_job("collect")["outcome"] == "succeeded"
+    lab.step(30)
+    assert svc.run_job("collect")["outcome"] == "succeeded"
+    assert svc.run_job("model")["outcome"] == "succeeded"
+    return svc
+
+
+def test_slo_round_moves_gold_to_flash_and_reports_groups(lab: LabProcess, tmp_path: Path) -> None:
+    svc = start(lab, tmp_path)
+    try:
+        answer = svc.recommend_now(POD, OPERATOR)
+        slo = answer["slo"]
+        assert slo["goal"] == "slo"
+        groups = {g["name"]: g for g in slo["groups"]}
+        assert set(groups) == {"gold", "silver", "bronze"}
+        gold = groups["gold"]
+        assert gold["disks"] == 3
+        assert gold["measured_ms"] is not None
+        assert gold["measured_ms"] > gold["drt_ms"]  # gold starts on SATA and FC
+        assert slo["damage_after"] < slo["damage_before"]
+        names = {moid: d["name"] for moid, d in slo["datastores"].items()}
+        assert set(names.values()) == set(DEVICES)
+        assert answer["moves"]
+        for move in answer["moves"]:
+            assert move["reason_code"] == "meetResponseTimeTargets"
+            assert move["slo"]["damage_after"] <= move["slo"]["damage_before"]
+            assert move["slo"]["groups"]
+        assert any("gold" in {g["group"] for g in m["slo"]["groups"]} for m in answer["moves"])
+        text = metrics_text(svc)
+        assert f'basil_slo_damage{{basis="predicted",group="gold",pod="{POD}"}}' in text
+        assert f'basil_slo_damage{{basis="measured",group="gold",pod="{POD}"}}' in text
+    finally:
+        svc.shutdown()
+
+
+def test_a_tag_naming_no_group_is_an_error(lab: LabProcess, tmp_path: Path) -> None:
+    svc = start(lab, tmp_path, groups=GROUPS[1:])  # no gold group: erp VMs carry basil-slo/gold
+    try:
+        with pytest.raises(ValidationError) as err:
+            svc.recommend_now(POD, OPERATOR)
+        assert any(
+            p.field.startswith(f"pods.{POD}.slo.vm_tags.") and "'basil-slo/gold' names no group" in p.message
+            for p in err.value.problems
+        )
+    finally:
+        svc.shutdown()
