@@ -38,6 +38,12 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                 "name": s.STRING,
                 "queue_depth": {"type": "number", "exclusiveMinimum": 0, "description": "max_conn"},
                 "max_write_conn": {"type": "number", "exclusiveMinimum": 0},
+                "parallelism": {
+                    "type": "number",
+                    "minimum": 1,
+                    "description": "m, requests the device serves at once (1: the paper's one server)",
+                },
+                "write_cache_ms": s.nullable("number", exclusiveMinimum=0),
             },
         },
         "disks": {
@@ -83,6 +89,10 @@ _PREDICTED_DISK = {
         "iops": _ESTIMATE,
         "read_latency_ms": _ESTIMATE,
         "write_latency_ms": _ESTIMATE,
+        "write_cached": {
+            "type": "boolean",
+            "description": "writes taken as acknowledged by a write-back cache: no interference added",
+        },
         "confidence": s.STRING,
     },
 }
@@ -96,8 +106,13 @@ WHATIF_ANSWER: dict[str, Any] = {
         "read_iops": _ESTIMATE,
         "write_iops": _ESTIMATE,
         "overhead_factor": _ESTIMATE,
+        "paper_read_iops": {**_ESTIMATE, "description": "eq. 3 of the paper, for comparison"},
+        "paper_write_iops": {**_ESTIMATE, "description": "eq. 4 of the paper, for comparison"},
         "max_conn": _ESTIMATE,
         "write_share": _ESTIMATE,
+        "parallelism": {**_ESTIMATE, "description": "m: requests the device serves at once"},
+        "parallelism_source": s.STRING,
+        "write_cache_ms": _ESTIMATE,
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },
