@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -410,6 +410,10 @@ def _why_empty(pod: ResolvedPod) -> str:
     return "none of its datastores is in vCenter"
 
 
+# (source, target, snapshot disk ids) -> the predicted figures of both datastores' disks, or None
+MoveEffect = Callable[[str, str, Sequence[str]], dict[str, Any] | None]
+
+
 def run_round(
     store: Store,
     pod: ResolvedPod,
@@ -419,8 +423,12 @@ def run_round(
     *,
     host_samples: Iterable[HostDatastoreSample] | None = None,
     basis: dict[str, Any] | None = None,
+    move_effect: MoveEffect | None = None,
 ) -> Round:
     """Recommend for one pod and save the round (its previous open recommendations become superseded).
+
+    With *move_effect* (:func:`basil.app.whatif.move_effects`), each move's predicted effect gains
+    the consolidation what-if of its source and target datastores (``predicted.consolidation``).
 
     With *host_samples* (the newest per host and datastore), the pod's I/O latency gate applies: while
     it is closed (no datastore above the threshold) the round recommends no move.
@@ -442,6 +450,7 @@ def run_round(
         }
     specs: list[RecommendationSpec] = []
     groups = swap_groups(plan.moves)
+    effects = {m.number: move_effect(m.source, m.target, m.disks) for m in plan.moves} if move_effect else {}
     for move in plan.moves:
         for disk, size, load in zip(move.disks, move.disk_sizes_gb, move.disk_loads, strict=True):
             vm, instance, key = ps.disk_keys[disk]
@@ -473,6 +482,7 @@ def run_round(
                         "imbalance_before": move.imbalance_before,
                         "imbalance_after": move.imbalance_after,
                         "target_new": move.target_new,
+                        "consolidation": effects.get(move.number),
                         "round": summary,
                     },
                 )

@@ -26,7 +26,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from basil.app import jobs as job_registry
-from basil.app import views
+from basil.app import views, whatif
 from basil.app.actor import SYSTEM, Actor, audited
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
@@ -918,7 +918,18 @@ class Service:
             datastore_models=self.datastore_models(pod.vcenter),
             disk_models=self.disk_models(pod.vcenter),
         )
-        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis)
+        effect = whatif.move_effects(
+            vcenter=pod.vcenter,
+            inventory=inventory,
+            disk_samples=self.newest_disk_samples(pod.vcenter),
+            host_samples=self.newest_host_samples(pod.vcenter),
+            models=self.datastore_models(pod.vcenter),
+            disk_keys=ps.disk_keys,
+            disk_id=lambda vm, instance: self.ids.disk_id(pod.vcenter, vm, instance),
+        )
+        r = run_round(
+            self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis, move_effect=effect
+        )
         with self._lock:
             self.rounds[pod.name] = r
         self.generations.bump(ROUNDS)

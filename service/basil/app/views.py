@@ -546,6 +546,7 @@ def _predicted(p: Mapping[str, Any]) -> dict[str, Any]:
         "imbalance_after": p.get("imbalance_after"),
         "load": p.get("load"),
         "move": p.get("move"),
+        "consolidation": p.get("consolidation"),  # what-if of both datastores' disks (docs/whatif.md)
     }
 
 

@@ -332,6 +332,49 @@ def predict_consolidation(
     )
 
 
+def predict_departure(
+    together: Sequence[WorkloadMeasurement], leaving: set[str] | frozenset[str], device: DeviceParams
+) -> list[WorkloadPrediction]:
+    """What the workloads measured *together* on one device see once those named in *leaving* go.
+
+    eq. 5–6 read backwards: each staying workload's latency loses the batches the leaving ones put
+    ahead of it, (S^R_j A^R_j + w S^W_j A^W_j) / m, never below its own service time S(m); writes
+    acknowledged by a write-back cache keep their latency; IOPS follow by Little's law.
+    """
+    m, w_share = device.parallelism, device.write_share
+    removed = sum(
+        (w.read_service_ms(m) * w.read_queue + w_share * w.write_service_ms(m) * w.write_queue) / m
+        for w in together
+        if w.name in leaving
+    )
+    out: list[WorkloadPrediction] = []
+    for w in together:
+        if w.name in leaving:
+            continue
+        cached = (
+            device.write_cache_ms is not None
+            and w.write_iops > 0
+            and w.write_latency_ms <= device.write_cache_ms
+        )
+        read_ms = max(w.read_service_ms(m), w.read_latency_ms - removed)
+        write_ms = w.write_latency_ms if cached else max(w.write_service_ms(m), w.write_latency_ms - removed)
+        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+        scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
+        out.append(
+            WorkloadPrediction(
+                name=w.name,
+                group=w.group,
+                read_iops=scale * w.read_iops,
+                write_iops=scale * w.write_iops,
+                read_latency_ms=read_ms,
+                write_latency_ms=write_ms,
+                confidence="measured with the leaving disks",
+                write_cached=cached,
+            )
+        )
+    return out
+
+
 def measurement_from_mapping(
     raw: Mapping[str, object], where: str
 ) -> tuple[WorkloadMeasurement | None, list[Problem]]:
