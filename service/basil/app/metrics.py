@@ -45,6 +45,11 @@ _HELP = {
         "datastores, "
         "imbalance is (predicted - measured) / measured.",
     ),
+    "basil_datastore_prediction_error": (
+        "gauge",
+        "A datastore's newest measured prediction error an hour after a plan (vCenter time), "
+        "(predicted - measured) / measured, by estimator (device_model, whatif) and quantity.",
+    ),
     "basil_recommendation_stale": (
         "gauge",
         "1 when a pod's latest recommendation is stale (the placement it was computed from changed).",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
-from basil.app.prediction import latest_measured
+from basil.app.prediction import datastore_gauges, latest_measured
 from basil.app.recommendation import Round, pod_load
 from basil.app.validity import round_validity
 from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
@@ -1041,6 +1041,7 @@ def metrics_text(svc: Service) -> str:
         for p in link.problem_list()
     ]
     gauges += _pod_gauges(svc)
+    gauges += datastore_gauges(svc)  # what-if and device model, per datastore
     return svc.counters.render(gauges)
 
 
