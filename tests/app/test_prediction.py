@@ -38,7 +38,12 @@ def test_an_empty_datastore_has_no_latency() -> None:
 def test_errors_are_relative_to_the_measurement_and_skip_idle_datastores() -> None:
     predicted = {
         "datastores": {
-            "a": {"latency_ms": 12.0, "read_latency_ms": 15.0, "iops": 900.0},
+            "a": {
+                "latency_ms": 12.0,
+                "read_latency_ms": 15.0,
+                "iops": 900.0,
+                "whatif": {"latency_ms": 15.0, "read_latency_ms": 18.0, "iops": 800.0},
+            },
             "b": {"latency_ms": 5.0, "read_latency_ms": 5.0, "iops": 0.0},
             "c": {"latency_ms": 8.0, "read_latency_ms": 9.0, "iops": 500.0},
         },
@@ -53,8 +58,20 @@ def test_errors_are_relative_to_the_measurement_and_skip_idle_datastores() -> No
         "imbalance": 0.25,
     }
     e = errors(predicted, measured)
-    assert e["datastores"]["a"] == pytest.approx({"latency": 0.2, "read_latency": 0.25, "iops": -0.1})
-    assert e["datastores"]["b"] == {"latency": None, "read_latency": None, "iops": None}
+    assert e["datastores"]["a"] == pytest.approx(
+        {
+            "latency": 0.2,
+            "read_latency": 0.25,
+            "iops": -0.1,
+            "whatif_latency": 0.5,
+            "whatif_read_latency": 0.5,
+            "whatif_iops": -0.2,
+        }
+    )
+    assert e["datastores"]["b"] == dict.fromkeys(
+        ("latency", "read_latency", "iops", "whatif_latency", "whatif_read_latency", "whatif_iops")
+    )
+    assert e["whatif_latency_median_abs"] == pytest.approx(0.5)  # only "a" has a what-if
     assert e["latency_median_abs"] == pytest.approx(0.2)  # median of 0.2 and 0.2
     assert e["iops_median_abs"] == pytest.approx((0.1 + 0.25) / 2)
     assert e["imbalance_rel"] == pytest.approx(-0.2)
