@@ -63,7 +63,7 @@ def test_an_applied_plan_is_measured_an_hour_later_in_vcenter_time(
     run_model(svc, lab)
     rec = svc.recommend_now(POD, OPERATOR)
     assert rec["moves"], rec
-    # Every move carries the what-if of its source and target: the target's disks slow down.
+    # Every move carries the what-if of its source and target datastores.
     effect = rec["moves"][0]["consolidation"]
     assert effect["target"]["datastore"] == rec["moves"][0]["to"].split(":")[-1]
     assert effect["target"]["disks_total"] >= 1

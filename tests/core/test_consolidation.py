@@ -41,9 +41,9 @@ def test_two_vms_follow_equations_1_to_6() -> None:
     # eq. 3-4, reported for comparison
     assert p.paper_read_iops == pytest.approx(150 * share_file + 140 * share_mail)
     assert p.paper_write_iops == pytest.approx(170 * share_file + 160 * share_mail)
-    # eq. 5-6 with S = C / (1 + A) and max_write_conn / max_conn = 1/2
-    from_mail = 35.0 / 7.0 * 6.0 + 0.5 * 7.0 / 11.0 * 10.0
-    from_file = 30.0 / 5.0 * 4.0 + 0.5 * 6.0 / 9.0 * 8.0
+    # eq. 5-6 with S = C / (1 + A), A all the VM's outstanding IOs, and max_write_conn / max_conn = 1/2
+    from_mail = 35.0 / 17.0 * 6.0 + 0.5 * 7.0 / 17.0 * 10.0
+    from_file = 30.0 / 13.0 * 4.0 + 0.5 * 6.0 / 13.0 * 8.0
     file_p, mail_p = p.workloads
     assert file_p.read_latency_ms == pytest.approx(30.0 + from_mail)
     assert file_p.write_latency_ms == pytest.approx(6.0 + from_mail)
@@ -61,7 +61,7 @@ def test_parallel_servers_divide_the_batches_ahead() -> None:
     """On m servers S = C / (1 + A/m) and a batch of A costs S·A/m; m = 1 is the paper."""
     m = 6.0
     p = predict_consolidation([FILE, MAIL], DeviceParams(max_conn=32, parallelism=m))
-    from_mail = (35.0 / (1 + 6.0 / m) * 6.0 + 0.5 * 7.0 / (1 + 10.0 / m) * 10.0) / m
+    from_mail = (35.0 / (1 + 16.0 / m) * 6.0 + 0.5 * 7.0 / (1 + 16.0 / m) * 10.0) / m
     assert p.workloads[0].read_latency_ms == pytest.approx(30.0 + from_mail)
     one = predict_consolidation([FILE, MAIL], DeviceParams(max_conn=32))
     assert p.workloads[0].read_latency_ms < one.workloads[0].read_latency_ms
@@ -103,7 +103,7 @@ def test_workloads_measured_together_add_no_interference_to_each_other() -> None
     assert p.overhead_factor == pytest.approx(1.0)
     moved = vm("c", (60, 60, 8, 3, 1.5, 2.0), group="ds2")
     q = predict_consolidation([*together, moved], DeviceParams())
-    extra_from_c = 8 / 2.5 * 1.5 + 0.5 * 3 / 3 * 2.0
+    extra_from_c = 8 / 4.5 * 1.5 + 0.5 * 3 / 4.5 * 2.0
     assert [w.read_latency_ms for w in q.workloads[:2]] == pytest.approx(
         [10 + extra_from_c, 12 + extra_from_c]
     )

@@ -45,6 +45,7 @@ from basil.core.consolidation import (
     DeviceParams,
     WorkloadMeasurement,
     WorkloadPrediction,
+    isolate,
     predict_consolidation,
     predict_departure,
 )
@@ -177,7 +178,10 @@ def predict(
 
 
 def _as_measurement(p: WorkloadPrediction) -> WorkloadMeasurement:
-    return WorkloadMeasurement(p.name, p.read_iops, p.write_iops, p.read_latency_ms, p.write_latency_ms)
+    """A prediction as the input of the next step, keeping its group (measured together)."""
+    return WorkloadMeasurement(
+        p.name, p.read_iops, p.write_iops, p.read_latency_ms, p.write_latency_ms, group=p.group
+    )
 
 
 def whatif_predict(
@@ -208,12 +212,14 @@ def whatif_predict(
             staying = [_as_measurement(p) for p in predict_departure([w for _k, w in was], gone, device)]
         else:
             staying = [w for _k, w in was if w.name not in gone]
-        arriving = [
-            w
-            for k in after
-            if after[k] == ds and before.get(k, ds) != ds
-            if (w := measurement(k, f"from {before[k]}")) is not None
-        ]
+        arriving: list[WorkloadMeasurement] = []
+        sources = dict.fromkeys(before[k] for k in after if after[k] == ds and before.get(k, ds) != ds)
+        for src in sources:
+            group = [
+                w for k in before if before[k] == src and (w := measurement(k, f"from {src}")) is not None
+            ]
+            coming = {f"{k[0]}:{k[1]}" for k in after if after[k] == ds and before.get(k) == src}
+            arriving += isolate(group, coming, devices.get(src, DeviceParams()))
         entry: dict[str, Any] = {"parallelism": device.parallelism, "disks": len(staying) + len(arriving)}
         if not staying and not arriving:
             out[ds] = {

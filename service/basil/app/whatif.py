@@ -19,6 +19,7 @@ target (the moved disks added), each move on the placement before the round.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from basil.core.consolidation import (
     PARALLELISM_PAPER,
     DeviceParams,
     WorkloadMeasurement,
+    isolate,
     parallelism_from_fit,
     predict_consolidation,
     predict_departure,
@@ -66,16 +68,20 @@ def device_params(
     depths = [
         s.max_queue_depth for (_h, ds), s in host_samples.items() if ds == datastore and s.max_queue_depth
     ]
-    model = models.get((vcenter, datastore))
-    m = (
-        parallelism_from_fit(model.slope, model.intercept)
-        if model is not None and model.quality == "ok"
-        else None
-    )
+    fitted = {
+        ds: m
+        for (vc, ds), model in models.items()
+        if vc == vcenter
+        and model.quality == "ok"
+        and (m := parallelism_from_fit(model.slope, model.intercept)) is not None
+    }
+    m, source = fitted.get(datastore), "device model (intercept / slope)"
+    if m is None and fitted:  # as the device-model prediction's stand-in: the median of the fits
+        m, source = float(statistics.median(fitted.values())), "stand-in: median of the vCenter's fits"
     device = DeviceParams(
         max_conn=max(depths) if depths else DEFAULT_MAX_CONN,
         parallelism=m if m is not None else 1.0,
-        parallelism_source="device model (intercept / slope)" if m is not None else PARALLELISM_PAPER,
+        parallelism_source=source if m is not None else PARALLELISM_PAPER,
     )
     source = "datastoreMaxQueueDepth" if depths else "default (no host reported a queue depth)"
     return device, source
@@ -136,15 +142,20 @@ def datastore_whatif(svc: Service, datastore_ident: str, disk_idents: list[str])
         if sample is not None and key not in moved_keys:
             name = svc.ids.disk_id(vcenter, *key)
             workloads.append(_measurement(name, sample, f"on {target.name}", alone(key, target.moid)))
-    for key, source in moved:
+    hosts, models = svc.newest_host_samples(vcenter), svc.datastore_models(vcenter)
+    for source in dict.fromkeys(src for _key, src in moved):
         source_name = inv.datastores[source].name if source in inv.datastores else source
-        name = svc.ids.disk_id(vcenter, *key)
-        workloads.append(_measurement(name, latest[key], f"from {source_name}", alone(key, source)))
-    # (a moved disk's service times were measured on its source; see the module doc)
+        group = f"from {source_name}"
+        leaving = {svc.ids.disk_id(vcenter, *key) for key, src in moved if src == source}
+        together = [
+            _measurement(svc.ids.disk_id(vcenter, *key), latest[key], group, alone(key, source))
+            for key in by_datastore.get(source, [])
+            if key in latest and (active(key) or svc.ids.disk_id(vcenter, *key) in leaving)
+        ]
+        # Without the batches of the disks they leave behind (eq. 5-6 backwards, on the source).
+        workloads += isolate(together, leaving, device_params(vcenter, source, hosts, models)[0])
 
-    device, max_conn_source = device_params(
-        vcenter, target.moid, svc.newest_host_samples(vcenter), svc.datastore_models(vcenter)
-    )
+    device, max_conn_source = device_params(vcenter, target.moid, hosts, models)
     prediction = predict_consolidation(workloads, device)
     return {
         "datastore": svc.ids.object_id(vcenter, target.moid),
@@ -210,14 +221,15 @@ def move_effects(
         moving = [(disk_keys[d][0], disk_keys[d][1]) for d in disks if d in disk_keys]
         if len(moving) != len(disks) or any(k not in disk_samples for k in moving):
             return None
-        on_source = [w for k in by_datastore.get(source, []) if (w := measured(k, "source")) is not None]
+        on_source = [w for k in by_datastore.get(source, []) if (w := measured(k, "stayed")) is not None]
         leaving = {disk_id(*k) for k in moving}
         on_target = [
             w for k in by_datastore.get(target, []) if (w := measured(k, f"on {target}")) is not None
         ]
-        arriving = [w for k in moving if (w := measured(k, f"from {source}")) is not None]
         source_device, _ = device_params(vcenter, source, host_samples, models)
         target_device, _ = device_params(vcenter, target, host_samples, models)
+        group = [w for k in by_datastore.get(source, []) if (w := measured(k, f"from {source}")) is not None]
+        arriving = isolate(group, leaving, source_device)
         out: dict[str, Any] = {"estimator": "Casale et al. eq. 1-6, n disks (docs/whatif.md)"}
         staying = [w for w in on_source if w.name not in leaving]
         after_source = predict_departure(on_source, leaving, source_device) if staying else []

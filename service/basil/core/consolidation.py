@@ -24,7 +24,9 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   and C^W_i likewise, with w = max_write_conn / max_conn. The paper's MVA takes the LUN as one FCFS
   server (S_j = C_j / (1 + A_j)); a LUN striped over spindles or flash channels serves m requests at
   once, so an arriving request waits 1/m of the service of each request ahead: C = S (1 + A/m), hence
-  S_j = C_j / (1 + A_j/m) and the batch ahead costs S_j A_j / m. m = 1 is the paper. m is the
+  S_j = C_j / (1 + A_j/m) and the batch ahead costs S_j A_j / m. m = 1 is the paper. In S_j, A_j is
+  the whole queue j's requests found (its reads and writes, and for a group measured together all
+  the group's: that is what its latency waited behind); the batches are per class (A^R_j, A^W_j). m is the
   datastore's *parallelism*: BASIL's device model fits its read latency against outstanding reads,
   L = a + b·OIO, which under the same MVA reads a = S and b = S/m, so m = a / b (the latency of a
   lone IO over what each queued IO adds); without a credible fit m is 1 and the answer says so.
@@ -84,12 +86,25 @@ class WorkloadMeasurement:
             return self.write_oio
         return self.write_iops * self.write_latency_ms / 1000.0
 
-    def read_service_ms(self, parallelism: float = 1.0) -> float:
-        """S^R = C^R / (1 + A^R/m), the MVA estimate of the service time on m parallel servers."""
-        return self.read_latency_ms / (1.0 + self.read_queue / parallelism)
+    @property
+    def queue(self) -> float:
+        """Its outstanding IOs, both classes."""
+        return self.read_queue + self.write_queue
 
-    def write_service_ms(self, parallelism: float = 1.0) -> float:
-        return self.write_latency_ms / (1.0 + self.write_queue / parallelism)
+    def read_service_ms(self, parallelism: float = 1.0, seen: float | None = None) -> float:
+        """S^R = C^R / (1 + A/m), the MVA estimate of the service time on m parallel servers, A the
+        queue an arriving request found: its own outstanding IOs, or *seen* (its group's)."""
+        return self.read_latency_ms / (1.0 + (self.queue if seen is None else seen) / parallelism)
+
+    def write_service_ms(self, parallelism: float = 1.0, seen: float | None = None) -> float:
+        return self.write_latency_ms / (1.0 + (self.queue if seen is None else seen) / parallelism)
+
+    def batches_ms(self, parallelism: float, write_share: float, seen: float | None = None) -> float:
+        """(S^R A^R + w S^W A^W) / m: what its requests in flight add to a request arriving behind them."""
+        return (
+            self.read_service_ms(parallelism, seen) * self.read_queue
+            + write_share * self.write_service_ms(parallelism, seen) * self.write_queue
+        ) / parallelism
 
     @property
     def mean_latency_ms(self) -> float:
@@ -279,10 +294,12 @@ def predict_consolidation(
     # eq. 5–6 on m parallel servers: the batches one group's requests put ahead of every other group's.
     m = device.parallelism
     w_share = device.write_share
+    seen: dict[str, float] = {}  # the queue an arriving request of the group found: all its OIO
+    for key, w in zip(keys, workloads, strict=True):
+        seen[key] = seen.get(key, 0.0) + w.queue
     interference: dict[str, float] = {}
     for key, w in zip(keys, workloads, strict=True):
-        delay = (w.read_service_ms(m) * w.read_queue + w_share * w.write_service_ms(m) * w.write_queue) / m
-        interference[key] = interference.get(key, 0.0) + delay
+        interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
 
     predictions = []
@@ -302,7 +319,7 @@ def predict_consolidation(
         if w.alone:
             confidence = "measured alone"
         else:
-            confidence = "never measured alone: its figures include other disks' interference"
+            confidence = "never measured alone: estimated from figures shared with other disks"
         predictions.append(
             WorkloadPrediction(
                 name=w.name,
@@ -342,11 +359,8 @@ def predict_departure(
     acknowledged by a write-back cache keep their latency; IOPS follow by Little's law.
     """
     m, w_share = device.parallelism, device.write_share
-    removed = sum(
-        (w.read_service_ms(m) * w.read_queue + w_share * w.write_service_ms(m) * w.write_queue) / m
-        for w in together
-        if w.name in leaving
-    )
+    seen = sum(w.queue for w in together)
+    removed = sum(w.batches_ms(m, w_share, seen) for w in together if w.name in leaving)
     out: list[WorkloadPrediction] = []
     for w in together:
         if w.name in leaving:
@@ -356,8 +370,10 @@ def predict_departure(
             and w.write_iops > 0
             and w.write_latency_ms <= device.write_cache_ms
         )
-        read_ms = max(w.read_service_ms(m), w.read_latency_ms - removed)
-        write_ms = w.write_latency_ms if cached else max(w.write_service_ms(m), w.write_latency_ms - removed)
+        read_ms = max(w.read_service_ms(m, seen), w.read_latency_ms - removed)
+        write_ms = (
+            w.write_latency_ms if cached else max(w.write_service_ms(m, seen), w.write_latency_ms - removed)
+        )
         after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
         scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
         out.append(
@@ -373,6 +389,31 @@ def predict_departure(
             )
         )
     return out
+
+
+def isolate(
+    group: Sequence[WorkloadMeasurement], keep: set[str] | frozenset[str], device: DeviceParams
+) -> list[WorkloadMeasurement]:
+    """The workloads named in *keep*, measured together with the rest of *group* on *device*, as they
+    would measure without the rest (:func:`predict_departure`): the input for moving them elsewhere
+    together, so that the batches of the disks they leave behind are not carried with them."""
+    kept = [w for w in group if w.name in keep]
+    if len(kept) == len(group):
+        return kept
+    by_name = {w.name: w for w in kept}
+    gone = frozenset(w.name for w in group if w.name not in keep)
+    return [
+        WorkloadMeasurement(
+            p.name,
+            p.read_iops,
+            p.write_iops,
+            p.read_latency_ms,
+            p.write_latency_ms,
+            group=by_name[p.name].group,
+            alone=by_name[p.name].alone,
+        )
+        for p in predict_departure(group, gone, device)
+    ]
 
 
 def measurement_from_mapping(
