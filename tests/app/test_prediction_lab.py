@@ -63,6 +63,11 @@ def test_an_applied_plan_is_measured_an_hour_later_in_vcenter_time(
     run_model(svc, lab)
     rec = svc.recommend_now(POD, OPERATOR)
     assert rec["moves"], rec
+    # Every move carries the what-if of its source and target datastores.
+    effect = rec["moves"][0]["consolidation"]
+    assert effect["target"]["datastore"] == rec["moves"][0]["to"].split(":")[-1]
+    assert effect["target"]["disks_total"] >= 1
+    assert effect["source"]["datastore"] == rec["moves"][0]["from"].split(":")[-1]
     plan = svc.create_plan(OPERATOR, recommendation_id=rec["id"])
     started = lab_now(lab)
     assert run_stepping(svc, lab, plan["id"])["state"] == "succeeded"
@@ -136,6 +141,42 @@ def test_an_applied_plan_is_measured_an_hour_later_in_vcenter_time(
     )
     assert [e.message for e in validator.iter_errors(resp.get_json())] == []
     assert resp.get_json() == svc.predictions(POD)
+    # Per datastore, both estimators' error over time (GET /datastores/{id}/predictions) and its gauge.
+    for ds in measured["datastores"]:
+        resp = app.test_client().get(
+            f"/api/v1/datastores/{ds['datastore']}/predictions", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert resp.status_code == 200
+        body = resp.get_json()
+        schema = document["paths"]["/api/v1/datastores/{id}/predictions"]["get"]["responses"]["200"][
+            "content"
+        ]["application/json"]["schema"]
+        validator = OAS31Validator(
+            {**schema, "components": document["components"]}, format_checker=oas31_format_checker
+        )
+        assert [e.message for e in validator.iter_errors(body)] == []
+        (point,) = body["series"]
+        assert point["plan"] == plan["id"]
+        whatif = point["predicted"]["whatif"]
+        assert whatif["iops"] > 0
+        assert point["error"]["whatif"]["iops"] == pytest.approx(whatif["iops"] / ds["measured"]["iops"] - 1)
+        assert point["error"]["device_model"]["iops"] == pytest.approx(ds["error"]["iops"])
+        gauge = next(
+            x
+            for x in metrics.splitlines()
+            if x.startswith("basil_datastore_prediction_error")
+            and f'datastore="{ds["name"]}"' in x
+            and 'estimator="whatif"' in x
+            and 'quantity="iops"' in x
+        )
+        assert float(gauge.split()[-1]) == pytest.approx(point["error"]["whatif"]["iops"])
+        print(
+            ds["name"],
+            "what-if error:",
+            point["error"]["whatif"],
+            "device model:",
+            point["error"]["device_model"],
+        )
     print(
         "prediction error an hour later:",
         {k: round(v, 3) for k, v in errors.items() if v is not None},

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from basil.core.consolidation import (
     DeviceParams,
     WorkloadMeasurement,
+    parallelism_from_fit,
     predict_consolidation,
     whatif_from_mapping,
 )
@@ -37,21 +38,53 @@ def test_two_vms_follow_equations_1_to_6() -> None:
     # eq. 1-2: mix as the isolation mixes weighted by isolation throughput
     assert p.read_mix == pytest.approx(150 / 320 * share_file + 140 / 300 * share_mail)
     assert p.write_mix == pytest.approx(1 - p.read_mix)
-    # eq. 3-4
-    assert p.read_iops == pytest.approx(150 * share_file + 140 * share_mail)
-    assert p.write_iops == pytest.approx(170 * share_file + 160 * share_mail)
-    # eq. 5-6 with S = C / (1 + A) and max_write_conn / max_conn = 1/2
-    from_mail = 35.0 / 7.0 * 6.0 + 0.5 * 7.0 / 11.0 * 10.0
-    from_file = 30.0 / 5.0 * 4.0 + 0.5 * 6.0 / 9.0 * 8.0
+    # eq. 3-4, reported for comparison
+    assert p.paper_read_iops == pytest.approx(150 * share_file + 140 * share_mail)
+    assert p.paper_write_iops == pytest.approx(170 * share_file + 160 * share_mail)
+    # eq. 5-6 with S = C / (1 + A), A all the VM's outstanding IOs, and max_write_conn / max_conn = 1/2
+    from_mail = 35.0 / 17.0 * 6.0 + 0.5 * 7.0 / 17.0 * 10.0
+    from_file = 30.0 / 13.0 * 4.0 + 0.5 * 6.0 / 13.0 * 8.0
     file_p, mail_p = p.workloads
     assert file_p.read_latency_ms == pytest.approx(30.0 + from_mail)
     assert file_p.write_latency_ms == pytest.approx(6.0 + from_mail)
     assert mail_p.read_latency_ms == pytest.approx(35.0 + from_file)
     assert mail_p.write_latency_ms == pytest.approx(7.0 + from_file)
-    # per-VM throughputs are eq. 3-4's terms: they keep their mix and add up to X
+    # per-VM throughputs follow Little's law (outstanding IOs kept), keep their mix and add up to X
     assert file_p.read_iops + mail_p.read_iops == pytest.approx(p.read_iops)
-    assert file_p.read_iops == pytest.approx(150 * share_file)
+    mean_before = (150 * 30.0 + 170 * 6.0) / 320
+    mean_after = (150 * file_p.read_latency_ms + 170 * file_p.write_latency_ms) / 320
+    assert file_p.read_iops == pytest.approx(150 * mean_before / mean_after)
     assert file_p.write_iops / file_p.read_iops == pytest.approx(170 / 150)
+
+
+def test_parallel_servers_divide_the_batches_ahead() -> None:
+    """On m servers S = C / (1 + A/m) and a batch of A costs S·A/m; m = 1 is the paper."""
+    m = 6.0
+    p = predict_consolidation([FILE, MAIL], DeviceParams(max_conn=32, parallelism=m))
+    from_mail = (35.0 / (1 + 16.0 / m) * 6.0 + 0.5 * 7.0 / (1 + 16.0 / m) * 10.0) / m
+    assert p.workloads[0].read_latency_ms == pytest.approx(30.0 + from_mail)
+    one = predict_consolidation([FILE, MAIL], DeviceParams(max_conn=32))
+    assert p.workloads[0].read_latency_ms < one.workloads[0].read_latency_ms
+
+
+def test_parallelism_from_a_device_line() -> None:
+    assert parallelism_from_fit(0.5, 4.0) == pytest.approx(8.0)
+    assert parallelism_from_fit(2.0, 1.0) == pytest.approx(1.0)  # never below one server
+    assert parallelism_from_fit(None, 4.0) is None
+    assert parallelism_from_fit(0.5, -1.0) is None
+    assert parallelism_from_fit(0.0, 4.0) is None
+
+
+def test_writes_acknowledged_by_a_cache_wait_for_no_one() -> None:
+    cached = vm("cached", (100, 400, 12.0, 0.4, 1.2, 0.16))
+    p = predict_consolidation([cached, MAIL], DeviceParams())
+    c = p.workloads[0]
+    assert c.write_cached
+    assert c.write_latency_ms == pytest.approx(0.4)
+    assert c.read_latency_ms > 12.0
+    off = predict_consolidation([cached, MAIL], DeviceParams(write_cache_ms=None))
+    assert not off.workloads[0].write_cached
+    assert off.workloads[0].write_latency_ms == pytest.approx(c.read_latency_ms - 12.0 + 0.4)
 
 
 def test_one_workload_is_unchanged() -> None:
@@ -70,7 +103,7 @@ def test_workloads_measured_together_add_no_interference_to_each_other() -> None
     assert p.overhead_factor == pytest.approx(1.0)
     moved = vm("c", (60, 60, 8, 3, 1.5, 2.0), group="ds2")
     q = predict_consolidation([*together, moved], DeviceParams())
-    extra_from_c = 8 / 2.5 * 1.5 + 0.5 * 3 / 3 * 2.0
+    extra_from_c = 8 / 4.5 * 1.5 + 0.5 * 3 / 4.5 * 2.0
     assert [w.read_latency_ms for w in q.workloads[:2]] == pytest.approx(
         [10 + extra_from_c, 12 + extra_from_c]
     )
@@ -191,6 +224,38 @@ def test_n_way_properties(group: list[WorkloadMeasurement], newcomer: WorkloadMe
             },
             ["disks"],
             id="duplicate-name",
+        ),
+        pytest.param(
+            {
+                "datastore": {"parallelism": 0.5, "write_cache_ms": "x"},
+                "disks": [
+                    {
+                        "name": "a",
+                        "read_iops": 1,
+                        "write_iops": 0,
+                        "read_latency_ms": 1,
+                        "write_latency_ms": 1,
+                    }
+                ],
+            },
+            ["datastore.write_cache_ms"],
+            id="bad-cache",
+        ),
+        pytest.param(
+            {
+                "datastore": {"parallelism": 0.5},
+                "disks": [
+                    {
+                        "name": "a",
+                        "read_iops": 1,
+                        "write_iops": 0,
+                        "read_latency_ms": 1,
+                        "write_latency_ms": 1,
+                    }
+                ],
+            },
+            ["datastore.parallelism"],
+            id="parallelism-below-one",
         ),
         pytest.param([], [""], id="not-an-object"),
     ],

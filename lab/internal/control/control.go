@@ -218,6 +218,7 @@ func init() {
 		{"PUT", "/lab/time", `set the speed: {"speed": 60} (0 pauses)`, (*Front).setTime},
 		{"POST", "/lab/time/step", `advance now by N intervals, solving each: {"intervals": 3}`, (*Front).step},
 		{"GET", "/lab/truth", "ground truth of the last interval, or ?intervals=N averaged", (*Front).truth},
+		{"GET", "/lab/trace", "a request trace of one disk over the last N intervals: ?vm=NAME&unit=scsi0:1&intervals=N&format=spc|csv&seed=S", (*Front).trace},
 		{"GET", "/lab/placement", "placement of VMs and disks, disk IO settings, datastores, relocations", (*Front).placement},
 		{"GET", "/lab/settings", "max_query_metrics and cap_realtime_queries", (*Front).getSettings},
 		{"PUT", "/lab/settings", `{"max_query_metrics": 64, "cap_realtime_queries": true} (either)`, (*Front).setSettings},
@@ -430,6 +431,39 @@ func (f *Front) truth(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{http.StatusConflict, err.Error()}
 	}
 	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+func (f *Front) trace(w http.ResponseWriter, r *http.Request) error {
+	lab, err := f.current()
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	n, format, seed := 1, q.Get("format"), int64(1)
+	if s := q.Get("intervals"); s != "" {
+		if n, err = strconv.Atoi(s); err != nil {
+			return badRequest("intervals: must be a positive integer, got %q", s)
+		}
+	}
+	if s := q.Get("seed"); s != "" {
+		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return badRequest("seed: must be an integer, got %q", s)
+		}
+	}
+	if format == "" {
+		format = "spc"
+	}
+	if q.Get("vm") == "" || q.Get("unit") == "" {
+		return badRequest("vm and unit: both are required (the VM's name and the disk's unit, scsi0:1)")
+	}
+	// Checked before anything is written, so a bad request is answered 400, not a truncated 200.
+	if _, _, err := lab.CheckTrace(q.Get("vm"), q.Get("unit"), n, format); err != nil {
+		return badRequest("%s", err.Error())
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = lab.WriteTrace(w, q.Get("vm"), q.Get("unit"), n, format, seed)
 	return nil
 }
 

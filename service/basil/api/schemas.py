@@ -162,6 +162,32 @@ DATASTORE: Schema = {
     "allOf": [ref("DatastoreSummary"), {"type": "object", "properties": {"model": ref("DatastoreModel")}}]
 }
 
+_EFFECT_SIDE: Schema = {
+    "type": "object",
+    "description": "the datastore's disks as the consolidation what-if predicts them after the move",
+    "properties": {
+        "datastore": STRING,
+        "datastore_name": STRING,
+        "read_iops": NUMBER,
+        "write_iops": NUMBER,
+        "read_latency_ms": {**N_NUMBER, "description": "IOPS-weighted over its disks"},
+        "write_latency_ms": N_NUMBER,
+        "parallelism": NUMBER,
+        "disks_total": INTEGER,
+        "disks": array(
+            {
+                "type": "object",
+                "properties": {
+                    "disk": STRING,
+                    "iops": NUMBER,
+                    "read_latency_ms": NUMBER,
+                    "write_latency_ms": NUMBER,
+                },
+            }
+        ),
+    },
+}
+
 MOVE: Schema = {
     "type": "object",
     "required": ["disk", "to"],
@@ -193,6 +219,13 @@ MOVE: Schema = {
         # The moves of both halves of one swap share it; they are judged and applied together.
         "swap_group": {"type": ["integer", "null"]},
         "slo": ref("SloMoveEffect"),
+        "consolidation": nullable(
+            "object",
+            description="predicted IOPS and latency of the disks on the source (after they leave) and "
+            "the target (after they arrive): Casale et al.'s estimators, each move on the placement "
+            "before the round; null when a moved disk has no sample",
+            properties={"estimator": STRING, "source": _EFFECT_SIDE, "target": _EFFECT_SIDE},
+        ),
     },
 }
 

@@ -54,6 +54,11 @@ _HELP = {
         "A pod's damage sum((RT - DRT)^2 / DRT) over the disks above their DRT at its latest SLO round, "
         "by pod, priority group and basis: predicted (the model, current placement) or measured.",
     ),
+    "basil_datastore_prediction_error": (
+        "gauge",
+        "A datastore's newest measured prediction error an hour after a plan (vCenter time), "
+        "(predicted - measured) / measured, by estimator (device_model, whatif) and quantity.",
+    ),
     "basil_recommendation_stale": (
         "gauge",
         "1 when a pod's latest recommendation is stale (the placement it was computed from changed).",

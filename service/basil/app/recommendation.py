@@ -534,6 +534,10 @@ def _why_empty(pod: ResolvedPod) -> str:
     return "none of its datastores is in vCenter"
 
 
+# (source, target, snapshot disk ids) -> the predicted figures of both datastores' disks, or None
+MoveEffect = Callable[[str, str, Sequence[str]], dict[str, Any] | None]
+
+
 def run_round(
     store: Store,
     pod: ResolvedPod,
@@ -544,8 +548,12 @@ def run_round(
     host_samples: Iterable[HostDatastoreSample] | None = None,
     basis: dict[str, Any] | None = None,
     slo: SloInputs | None = None,
+    move_effect: MoveEffect | None = None,
 ) -> Round:
     """Recommend for one pod and save the round (its previous open recommendations become superseded).
+
+    With *move_effect* (:func:`basil.app.whatif.move_effects`), each move's predicted effect gains
+    the consolidation what-if of its source and target datastores (``predicted.consolidation``).
 
     With *host_samples* (the newest per host and datastore), the pod's I/O latency gate applies: while
     it is closed (no datastore above the threshold) the round recommends no move.
@@ -576,6 +584,7 @@ def run_round(
         }
     specs: list[RecommendationSpec] = []
     groups = swap_groups(plan.moves)
+    effects = {m.number: move_effect(m.source, m.target, m.disks) for m in plan.moves} if move_effect else {}
     for move in plan.moves:
         for disk, size, load in zip(move.disks, move.disk_sizes_gb, move.disk_loads, strict=True):
             vm, instance, key = ps.disk_keys[disk]
@@ -612,6 +621,7 @@ def run_round(
                             if slo_result is not None and move.number in slo_result.effects
                             else {}
                         ),
+                        "consolidation": effects.get(move.number),
                         "round": summary,
                     },
                 )

@@ -26,7 +26,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from basil.app import jobs as job_registry
-from basil.app import lists, views
+from basil.app import lists, views, whatif
 from basil.app.actor import SYSTEM, Actor, audited
 from basil.app.clock import VCenterClock
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
@@ -973,7 +973,26 @@ class Service:
                 disk_read_latency(self.newest_disk_samples(pod.vcenter)),
                 pools,
             )
-        r = run_round(self.store, pod, inventory, ps, self.clock(), host_samples=hosts, basis=basis, slo=slo)
+        effect = whatif.move_effects(
+            vcenter=pod.vcenter,
+            inventory=inventory,
+            disk_samples=self.newest_disk_samples(pod.vcenter),
+            host_samples=self.newest_host_samples(pod.vcenter),
+            models=self.datastore_models(pod.vcenter),
+            disk_keys=ps.disk_keys,
+            disk_id=lambda vm, instance: self.ids.disk_id(pod.vcenter, vm, instance),
+        )
+        r = run_round(
+            self.store,
+            pod,
+            inventory,
+            ps,
+            self.clock(),
+            host_samples=hosts,
+            basis=basis,
+            slo=slo,
+            move_effect=effect,
+        )
         record_slo_damage(self.counters, r)
         with self._lock:
             self.rounds[pod.name] = r

@@ -17,7 +17,7 @@ from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
 from basil.app.planner import MOVE_OUTCOMES, move_outcome
 from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
-from basil.app.prediction import latest_measured
+from basil.app.prediction import datastore_gauges, latest_measured
 from basil.app.recommendation import Round, pod_load, readable
 from basil.app.validity import round_validity
 from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
@@ -559,6 +559,7 @@ def _predicted(p: Mapping[str, Any]) -> dict[str, Any]:
         "imbalance_after": p.get("imbalance_after"),
         "load": p.get("load"),
         "move": p.get("move"),
+        "consolidation": p.get("consolidation"),  # what-if of both datastores' disks (docs/whatif.md)
     }
 
 
@@ -1137,6 +1138,7 @@ def metrics_text(svc: Service) -> str:
         for p in link.problem_list()
     ]
     gauges += _pod_gauges(svc)
+    gauges += datastore_gauges(svc)  # what-if and device model, per datastore
     return svc.counters.render(gauges)
 
 

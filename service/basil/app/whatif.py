@@ -5,19 +5,39 @@ current datastore stands in for the paper's isolation run); a disk that shares i
 other active disks never ran alone, and the answer says so. The disks already on the target form
 one group (measured together), the moved disks one group per source datastore. ``max_conn`` is
 the target's ``datastoreMaxQueueDepth`` from the hosts' newest samples (32 when no host reported
-it). Nothing is stored or changed.
+it); the parallelism m is read from the target's device model (``intercept / slope`` of its
+credible fit), else 1, the paper's single server. Nothing is stored or changed.
+
+A moved disk's figures were measured on its source: its service times are those of that device,
+which the estimator carries to the target as they are (the paper measured isolation on the same
+device); the answer's confidence says so.
+
+:func:`move_effects` gives every recommended move the predicted figures of the disks on its source
+(the moved disks' batches taken away, :func:`basil.core.consolidation.predict_departure`) and on its
+target (the moved disks added), each move on the placement before the round.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from basil.core.consolidation import DeviceParams, WorkloadMeasurement, predict_consolidation
+from basil.core.consolidation import (
+    PARALLELISM_PAPER,
+    DeviceParams,
+    WorkloadMeasurement,
+    isolate,
+    parallelism_from_fit,
+    predict_consolidation,
+    predict_departure,
+)
 from basil.errors import BasilError, NotFoundError, Problem, raise_if_problems
 
 if TYPE_CHECKING:
     from basil.app.service import Service
-    from basil.vcenter.types import DiskSample, Inventory
+    from basil.store.fits import DatastoreModel
+    from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 DEFAULT_MAX_CONN = 32.0
 # A disk doing less than this many IO/s is idle: it does not spoil another disk's "alone".
@@ -36,6 +56,35 @@ def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> Work
         group=group,
         alone=alone,
     )
+
+
+def device_params(
+    vcenter: str,
+    datastore: str,
+    host_samples: Mapping[tuple[str, str], HostDatastoreSample],
+    models: Mapping[tuple[str, str], DatastoreModel],
+) -> tuple[DeviceParams, str]:
+    """The datastore as the estimator sees it, and where ``max_conn`` came from."""
+    depths = [
+        s.max_queue_depth for (_h, ds), s in host_samples.items() if ds == datastore and s.max_queue_depth
+    ]
+    fitted = {
+        ds: m
+        for (vc, ds), model in models.items()
+        if vc == vcenter
+        and model.quality == "ok"
+        and (m := parallelism_from_fit(model.slope, model.intercept)) is not None
+    }
+    m, source = fitted.get(datastore), "device model (intercept / slope)"
+    if m is None and fitted:  # as the device-model prediction's stand-in: the median of the fits
+        m, source = float(statistics.median(fitted.values())), "stand-in: median of the vCenter's fits"
+    device = DeviceParams(
+        max_conn=max(depths) if depths else DEFAULT_MAX_CONN,
+        parallelism=m if m is not None else 1.0,
+        parallelism_source=source if m is not None else PARALLELISM_PAPER,
+    )
+    source = "datastoreMaxQueueDepth" if depths else "default (no host reported a queue depth)"
+    return device, source
 
 
 def _disks_by_datastore(inv: Inventory) -> dict[str, list[tuple[str, str]]]:
@@ -93,22 +142,105 @@ def datastore_whatif(svc: Service, datastore_ident: str, disk_idents: list[str])
         if sample is not None and key not in moved_keys:
             name = svc.ids.disk_id(vcenter, *key)
             workloads.append(_measurement(name, sample, f"on {target.name}", alone(key, target.moid)))
-    for key, source in moved:
+    hosts, models = svc.newest_host_samples(vcenter), svc.datastore_models(vcenter)
+    for source in dict.fromkeys(src for _key, src in moved):
         source_name = inv.datastores[source].name if source in inv.datastores else source
-        name = svc.ids.disk_id(vcenter, *key)
-        workloads.append(_measurement(name, latest[key], f"from {source_name}", alone(key, source)))
+        group = f"from {source_name}"
+        leaving = {svc.ids.disk_id(vcenter, *key) for key, src in moved if src == source}
+        together = [
+            _measurement(svc.ids.disk_id(vcenter, *key), latest[key], group, alone(key, source))
+            for key in by_datastore.get(source, [])
+            if key in latest and (active(key) or svc.ids.disk_id(vcenter, *key) in leaving)
+        ]
+        # Without the batches of the disks they leave behind (eq. 5-6 backwards, on the source).
+        workloads += isolate(together, leaving, device_params(vcenter, source, hosts, models)[0])
 
-    depths = [
-        s.max_queue_depth
-        for (_host, ds), s in svc.newest_host_samples(vcenter).items()
-        if ds == target.moid and s.max_queue_depth
-    ]
-    device = DeviceParams(max_conn=max(depths) if depths else DEFAULT_MAX_CONN)
+    device, max_conn_source = device_params(vcenter, target.moid, hosts, models)
     prediction = predict_consolidation(workloads, device)
     return {
         "datastore": svc.ids.object_id(vcenter, target.moid),
         "datastore_name": target.name,
         "moved": [svc.ids.disk_id(vcenter, *key) for key, _ in moved],
-        "max_conn_source": "datastoreMaxQueueDepth" if depths else "default (no host reported a queue depth)",
+        "max_conn_source": max_conn_source,
         **prediction.to_dict(),
     }
+
+
+MAX_LISTED_DISKS = 50  # per datastore in a move's effect; the totals cover all of them
+
+
+def _summary(datastore: str, names: Mapping[str, str], disks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A datastore's predicted IOPS and IOPS-weighted latencies over *disks* (workload dicts)."""
+    reads = sum(float(d["read_iops"]) for d in disks)
+    writes = sum(float(d["write_iops"]) for d in disks)
+    read_ms = sum(float(d["read_iops"]) * float(d["read_latency_ms"]) for d in disks)
+    write_ms = sum(float(d["write_iops"]) * float(d["write_latency_ms"]) for d in disks)
+    return {
+        "datastore": datastore,
+        "datastore_name": names.get(datastore, datastore),
+        "read_iops": reads,
+        "write_iops": writes,
+        "read_latency_ms": read_ms / reads if reads > 0 else None,
+        "write_latency_ms": write_ms / writes if writes > 0 else None,
+        "disks_total": len(disks),
+        "disks": [
+            {
+                "disk": d["name"],
+                "iops": d["iops"],
+                "read_latency_ms": d["read_latency_ms"],
+                "write_latency_ms": d["write_latency_ms"],
+            }
+            for d in disks[:MAX_LISTED_DISKS]
+        ],
+    }
+
+
+def move_effects(
+    *,
+    vcenter: str,
+    inventory: Inventory,
+    disk_samples: Mapping[tuple[str, str], DiskSample],
+    host_samples: Mapping[tuple[str, str], HostDatastoreSample],
+    models: Mapping[tuple[str, str], DatastoreModel],
+    disk_keys: Mapping[str, tuple[str, str, int]],
+    disk_id: Callable[[str, str], str],
+) -> Callable[[str, str, Sequence[str]], dict[str, Any] | None]:
+    """A function giving one move's predicted effect: (source, target, snapshot disk ids) -> the
+    predicted IOPS and latencies of the disks on the source after they leave and on the target after
+    they arrive (the consolidation estimator), or None when a moved disk has no sample."""
+    by_datastore = _disks_by_datastore(inventory)
+    names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+
+    def measured(key: tuple[str, str], group: str) -> WorkloadMeasurement | None:
+        sample = disk_samples.get(key)
+        if sample is None or (sample.iops or 0.0) < ACTIVE_IOPS:
+            return None
+        return _measurement(disk_id(*key), sample, group, True)
+
+    def effect(source: str, target: str, disks: Sequence[str]) -> dict[str, Any] | None:
+        moving = [(disk_keys[d][0], disk_keys[d][1]) for d in disks if d in disk_keys]
+        if len(moving) != len(disks) or any(k not in disk_samples for k in moving):
+            return None
+        on_source = [w for k in by_datastore.get(source, []) if (w := measured(k, "stayed")) is not None]
+        leaving = {disk_id(*k) for k in moving}
+        on_target = [
+            w for k in by_datastore.get(target, []) if (w := measured(k, f"on {target}")) is not None
+        ]
+        source_device, _ = device_params(vcenter, source, host_samples, models)
+        target_device, _ = device_params(vcenter, target, host_samples, models)
+        group = [w for k in by_datastore.get(source, []) if (w := measured(k, f"from {source}")) is not None]
+        arriving = isolate(group, leaving, source_device)
+        out: dict[str, Any] = {"estimator": "Casale et al. eq. 1-6, n disks (docs/whatif.md)"}
+        staying = [w for w in on_source if w.name not in leaving]
+        after_source = predict_departure(on_source, leaving, source_device) if staying else []
+        out["source"] = _summary(source, names, [w.to_dict() for w in after_source])
+        if on_target or arriving:
+            after_target = predict_consolidation([*on_target, *arriving], target_device)
+            out["target"] = _summary(target, names, [w.to_dict() for w in after_target.workloads])
+            out["target"]["parallelism"] = target_device.parallelism
+        else:
+            out["target"] = _summary(target, names, [])
+        out["source"]["parallelism"] = source_device.parallelism
+        return out
+
+    return effect

@@ -13,23 +13,37 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   measurements already contain its members' mutual interference, so interference is only added
   between groups. With one workload a group, this is the paper's model for n VMs.
 - Mix (eq. 1–2): β^R = Σ_k α^R_k T_k / Σ_k T_k over all workloads.
-- Throughput (eq. 3–4): with G_g the isolation throughput of group g, X^R = Σ_g G^R_g · G_g / Σ G
-  (eq. 3 with the sum over groups). Each term is read as that group's share: a workload of group g
-  keeps its mix (the paper's α_{i,j} ≈ α_i) and its IOPS are scaled by G_g / Σ G, so the
-  per-workload figures add up to X^R and X^W. A single group is scaled by 1: nothing changes.
-  ``overhead_factor`` reports (X^R + X^W) / Σ T, the paper's c_oh.
-- Response time (eq. 5–6): C^R_i ≈ C^R_i(alone) + Σ_{j in other groups} (S^R_j A^R_j + w S^W_j A^W_j)
-  and C^W_i likewise, with w = max_write_conn / max_conn and S_j = C_j / (1 + A_j) (MVA).
+- Throughput: the paper's eq. 3–4 (X^R = Σ_g G^R_g · G_g / Σ G over groups) assumes a device so busy
+  that sharing it leaves the total throughput near the isolation throughputs' weighted mean. A
+  virtual disk's IO generator keeps its outstanding IOs whatever the device (Iometer's workers, a
+  database's threads: a closed loop), so by Little's law its throughput scales with the inverse of
+  its mean response time: T_i' = T_i · C̄_i / C̄_i' with C̄ = α^R C^R + α^W C^W, its mix kept (the
+  paper's α_{i,j} ≈ α_i). X^R and X^W are the sums; eq. 3–4 are reported beside them
+  (``paper_read_iops``/``paper_write_iops``). ``overhead_factor`` is (X^R + X^W) / Σ T, the paper's c_oh.
+- Response time (eq. 5–6): C^R_i ≈ C^R_i(alone) + Σ_{j in other groups} (S^R_j A^R_j + w S^W_j A^W_j) / m
+  and C^W_i likewise, with w = max_write_conn / max_conn. The paper's MVA takes the LUN as one FCFS
+  server (S_j = C_j / (1 + A_j)); a LUN striped over spindles or flash channels serves m requests at
+  once, so an arriving request waits 1/m of the service of each request ahead: C = S (1 + A/m), hence
+  S_j = C_j / (1 + A_j/m) and the batch ahead costs S_j A_j / m. m = 1 is the paper. In S_j, A_j is
+  the whole queue j's requests found (its reads and writes, and for a group measured together all
+  the group's: that is what its latency waited behind); the batches are per class (A^R_j, A^W_j). m is the
+  datastore's *parallelism*: BASIL's device model fits its read latency against outstanding reads,
+  L = a + b·OIO, which under the same MVA reads a = S and b = S/m, so m = a / b (the latency of a
+  lone IO over what each queued IO adds); without a credible fit m is 1 and the answer says so.
+- Writes acknowledged by the array's write-back cache (a write latency in isolation at or below
+  ``write_cache_ms``, 1 ms by default: no spindle completes an IO that fast, only a cache does) do
+  not wait behind other disks' requests while the cache keeps up: their predicted latency is the
+  isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
+  when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
+  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
 - Inputs from vSphere: per disk read/write IOPS, latency and outstanding IOs (OIO). The paper's
-  A_j is the queue an arriving request of class j finds; vSphere only has time-averaged OIO, which
-  stands in for it (by PASTA exact for Poisson arrivals; batched arrivals see more, so the
-  estimate leans optimistic where the paper's leaned pessimistic). Without OIO, Little's law
-  gives it: A = IOPS × latency. ``max_conn`` is the datastore's queue depth
-  (``datastoreMaxQueueDepth``); ``max_write_conn`` defaults to half of it (the paper's 16 of 32).
+  A_j is the queue an arriving request of class j finds; vSphere only has time-averaged OIO per
+  class, which stands in for it (by PASTA exact for Poisson arrivals; batched arrivals see more).
+  Without OIO, Little's law gives it: A = IOPS × latency. ``max_conn`` is the datastore's queue
+  depth (``datastoreMaxQueueDepth``); ``max_write_conn`` defaults to half of it (the paper's 16 of 32).
 
 The paper's own errors were 3–13 % (mix), 3–21 % (throughput), 4–17 % (read response time) and
-worse, pessimistic, for writes; its throughput model assumes a device busy enough that sharing it
-slows everyone by the same factor.
+worse, pessimistic, for writes. Figures in the lab: docs/whatif.md (``make bench-whatif``).
 """
 
 from __future__ import annotations
@@ -73,13 +87,31 @@ class WorkloadMeasurement:
         return self.write_iops * self.write_latency_ms / 1000.0
 
     @property
-    def read_service_ms(self) -> float:
-        """S^R = C^R / (1 + A^R), the MVA estimate of the service time."""
-        return self.read_latency_ms / (1.0 + self.read_queue)
+    def queue(self) -> float:
+        """Its outstanding IOs, both classes."""
+        return self.read_queue + self.write_queue
+
+    def read_service_ms(self, parallelism: float = 1.0, seen: float | None = None) -> float:
+        """S^R = C^R / (1 + A/m), the MVA estimate of the service time on m parallel servers, A the
+        queue an arriving request found: its own outstanding IOs, or *seen* (its group's)."""
+        return self.read_latency_ms / (1.0 + (self.queue if seen is None else seen) / parallelism)
+
+    def write_service_ms(self, parallelism: float = 1.0, seen: float | None = None) -> float:
+        return self.write_latency_ms / (1.0 + (self.queue if seen is None else seen) / parallelism)
+
+    def batches_ms(self, parallelism: float, write_share: float, seen: float | None = None) -> float:
+        """(S^R A^R + w S^W A^W) / m: what its requests in flight add to a request arriving behind them."""
+        return (
+            self.read_service_ms(parallelism, seen) * self.read_queue
+            + write_share * self.write_service_ms(parallelism, seen) * self.write_queue
+        ) / parallelism
 
     @property
-    def write_service_ms(self) -> float:
-        return self.write_latency_ms / (1.0 + self.write_queue)
+    def mean_latency_ms(self) -> float:
+        """C̄ = α^R C^R + α^W C^W, the mean response time of one of its IOs."""
+        if self.iops <= 0:
+            return 0.0
+        return (self.read_iops * self.read_latency_ms + self.write_iops * self.write_latency_ms) / self.iops
 
     def problems(self, where: str) -> list[Problem]:
         found: list[Problem] = []
@@ -103,12 +135,21 @@ class WorkloadMeasurement:
         return found
 
 
+DEFAULT_WRITE_CACHE_MS = 1.0
+PARALLELISM_PAPER = "the paper's single server (no device model of the datastore)"
+
+
 @dataclass(frozen=True)
 class DeviceParams:
-    """The shared device: ``max_conn`` (datastore queue depth) and the connections writes may use."""
+    """The shared device: ``max_conn`` (datastore queue depth), the connections writes may use, the
+    requests it serves at once (``parallelism``, m) and the write latency below which writes are
+    taken as acknowledged by a write-back cache (None: never)."""
 
     max_conn: float = 32.0
     max_write_conn: float | None = None  # None: half of max_conn, as the paper's 16 of 32
+    parallelism: float = 1.0
+    parallelism_source: str = PARALLELISM_PAPER
+    write_cache_ms: float | None = DEFAULT_WRITE_CACHE_MS
 
     @property
     def write_share(self) -> float:
@@ -117,7 +158,7 @@ class DeviceParams:
 
     def problems(self) -> list[Problem]:
         found: list[Problem] = []
-        for field in ("max_conn", "max_write_conn"):
+        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms"):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -125,6 +166,8 @@ class DeviceParams:
                 found.append(Problem(field, f"must be a finite number, not {value!r}"))
             elif value <= 0:
                 found.append(Problem(field, f"must be positive, got {value:g}"))
+        if not found and self.parallelism < 1:
+            found.append(Problem("parallelism", f"must be at least 1, got {self.parallelism:g}"))
         if not found and self.max_write_conn is not None and self.max_write_conn > self.max_conn:
             found.append(Problem("max_write_conn", "must not exceed max_conn"))
         return found
@@ -139,6 +182,7 @@ class WorkloadPrediction:
     read_latency_ms: float
     write_latency_ms: float
     confidence: str  # "measured alone" or why not
+    write_cached: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -149,6 +193,7 @@ class WorkloadPrediction:
             "iops": self.read_iops + self.write_iops,
             "read_latency_ms": self.read_latency_ms,
             "write_latency_ms": self.write_latency_ms,
+            "write_cached": self.write_cached,
             "confidence": self.confidence,
         }
 
@@ -162,6 +207,8 @@ class ConsolidationPrediction:
     read_iops: float  # X^R
     write_iops: float  # X^W
     overhead_factor: float  # c_oh
+    paper_read_iops: float  # eq. 3
+    paper_write_iops: float  # eq. 4
     workloads: list[WorkloadPrediction]
     device: DeviceParams
     inputs: list[WorkloadMeasurement]
@@ -173,8 +220,13 @@ class ConsolidationPrediction:
             "read_iops": self.read_iops,
             "write_iops": self.write_iops,
             "overhead_factor": self.overhead_factor,
+            "paper_read_iops": self.paper_read_iops,
+            "paper_write_iops": self.paper_write_iops,
             "max_conn": self.device.max_conn,
             "write_share": self.device.write_share,
+            "parallelism": self.device.parallelism,
+            "parallelism_source": self.device.parallelism_source,
+            "write_cache_ms": self.device.write_cache_ms,
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -192,6 +244,19 @@ class ConsolidationPrediction:
                 for m in self.inputs
             ],
         }
+
+
+MAX_PARALLELISM = 256.0
+
+
+def parallelism_from_fit(slope_ms: float | None, intercept_ms: float | None) -> float | None:
+    """m = a / b from a device model's line L = a + b·OIO (see the module doc); None when the line
+    cannot be read that way (no line, a slope or intercept not positive). Bounded to [1, 256]."""
+    if slope_ms is None or intercept_ms is None or not (slope_ms > 0 and intercept_ms > 0):
+        return None
+    if not (math.isfinite(slope_ms) and math.isfinite(intercept_ms)):
+        return None
+    return min(MAX_PARALLELISM, max(1.0, intercept_ms / slope_ms))
 
 
 def _group_key(index: int, workload: WorkloadMeasurement) -> str:
@@ -217,50 +282,138 @@ def predict_consolidation(
     for key, w in zip(keys, workloads, strict=True):
         group_iops[key] = group_iops.get(key, 0.0) + w.iops
     total = sum(group_iops.values())
-    # eq. 3–4 over groups: each group keeps the share G_g / Σ G of its isolation throughput.
+    # eq. 3–4 over groups (reported for comparison): each group keeps the share G_g / Σ G.
     share = {key: (g / total if total > 0 else 1.0) for key, g in group_iops.items()}
     reads = sum(w.read_iops for w in workloads)
     writes = sum(w.write_iops for w in workloads)
     read_mix = reads / total if total > 0 else 0.0  # eq. 1: Σ α^R_k T_k / Σ T_k
     write_mix = writes / total if total > 0 else 0.0
-    read_x = sum(w.read_iops * share[key] for key, w in zip(keys, workloads, strict=True))
-    write_x = sum(w.write_iops * share[key] for key, w in zip(keys, workloads, strict=True))
-    c_oh = (read_x + write_x) / total if total > 0 else 1.0
+    paper_read = sum(w.read_iops * share[key] for key, w in zip(keys, workloads, strict=True))
+    paper_write = sum(w.write_iops * share[key] for key, w in zip(keys, workloads, strict=True))
 
-    # eq. 5–6: the batches one group's requests put ahead of every other group's.
+    # eq. 5–6 on m parallel servers: the batches one group's requests put ahead of every other group's.
+    m = device.parallelism
     w_share = device.write_share
+    seen: dict[str, float] = {}  # the queue an arriving request of the group found: all its OIO
+    for key, w in zip(keys, workloads, strict=True):
+        seen[key] = seen.get(key, 0.0) + w.queue
     interference: dict[str, float] = {}
     for key, w in zip(keys, workloads, strict=True):
-        delay = w.read_service_ms * w.read_queue + w_share * w.write_service_ms * w.write_queue
-        interference[key] = interference.get(key, 0.0) + delay
+        interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
 
     predictions = []
     for key, w in zip(keys, workloads, strict=True):
         added = all_interference - interference[key]
+        cached = (
+            device.write_cache_ms is not None
+            and w.write_iops > 0
+            and w.write_latency_ms <= device.write_cache_ms
+        )
+        read_ms = w.read_latency_ms + added
+        write_ms = w.write_latency_ms + (0.0 if cached else added)
+        # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
+        before = w.mean_latency_ms
+        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+        scale = before / after if after > 0 and before > 0 else 1.0
+        if w.alone:
+            confidence = "measured alone"
+        else:
+            confidence = "never measured alone: estimated from figures shared with other disks"
         predictions.append(
             WorkloadPrediction(
                 name=w.name,
                 group=w.group,
-                read_iops=share[key] * w.read_iops,
-                write_iops=share[key] * w.write_iops,
-                read_latency_ms=w.read_latency_ms + added,
-                write_latency_ms=w.write_latency_ms + added,
-                confidence="measured alone"
-                if w.alone
-                else "never measured alone: its figures include other disks' interference",
+                read_iops=scale * w.read_iops,
+                write_iops=scale * w.write_iops,
+                read_latency_ms=read_ms,
+                write_latency_ms=write_ms,
+                confidence=confidence,
+                write_cached=cached,
             )
         )
+    read_x = sum(p.read_iops for p in predictions)
+    write_x = sum(p.write_iops for p in predictions)
+    c_oh = (read_x + write_x) / total if total > 0 else 1.0
     return ConsolidationPrediction(
         read_mix=read_mix,
         write_mix=write_mix,
         read_iops=read_x,
         write_iops=write_x,
         overhead_factor=c_oh,
+        paper_read_iops=paper_read,
+        paper_write_iops=paper_write,
         workloads=predictions,
         device=device,
         inputs=list(workloads),
     )
+
+
+def predict_departure(
+    together: Sequence[WorkloadMeasurement], leaving: set[str] | frozenset[str], device: DeviceParams
+) -> list[WorkloadPrediction]:
+    """What the workloads measured *together* on one device see once those named in *leaving* go.
+
+    eq. 5–6 read backwards: each staying workload's latency loses the batches the leaving ones put
+    ahead of it, (S^R_j A^R_j + w S^W_j A^W_j) / m, never below its own service time S(m); writes
+    acknowledged by a write-back cache keep their latency; IOPS follow by Little's law.
+    """
+    m, w_share = device.parallelism, device.write_share
+    seen = sum(w.queue for w in together)
+    removed = sum(w.batches_ms(m, w_share, seen) for w in together if w.name in leaving)
+    out: list[WorkloadPrediction] = []
+    for w in together:
+        if w.name in leaving:
+            continue
+        cached = (
+            device.write_cache_ms is not None
+            and w.write_iops > 0
+            and w.write_latency_ms <= device.write_cache_ms
+        )
+        read_ms = max(w.read_service_ms(m, seen), w.read_latency_ms - removed)
+        write_ms = (
+            w.write_latency_ms if cached else max(w.write_service_ms(m, seen), w.write_latency_ms - removed)
+        )
+        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+        scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
+        out.append(
+            WorkloadPrediction(
+                name=w.name,
+                group=w.group,
+                read_iops=scale * w.read_iops,
+                write_iops=scale * w.write_iops,
+                read_latency_ms=read_ms,
+                write_latency_ms=write_ms,
+                confidence="measured with the leaving disks",
+                write_cached=cached,
+            )
+        )
+    return out
+
+
+def isolate(
+    group: Sequence[WorkloadMeasurement], keep: set[str] | frozenset[str], device: DeviceParams
+) -> list[WorkloadMeasurement]:
+    """The workloads named in *keep*, measured together with the rest of *group* on *device*, as they
+    would measure without the rest (:func:`predict_departure`): the input for moving them elsewhere
+    together, so that the batches of the disks they leave behind are not carried with them."""
+    kept = [w for w in group if w.name in keep]
+    if len(kept) == len(group):
+        return kept
+    by_name = {w.name: w for w in kept}
+    gone = frozenset(w.name for w in group if w.name not in keep)
+    return [
+        WorkloadMeasurement(
+            p.name,
+            p.read_iops,
+            p.write_iops,
+            p.read_latency_ms,
+            p.write_latency_ms,
+            group=by_name[p.name].group,
+            alone=by_name[p.name].alone,
+        )
+        for p in predict_departure(group, gone, device)
+    ]
 
 
 def measurement_from_mapping(
@@ -319,6 +472,10 @@ def measurement_from_mapping(
     return measurement, measurement.problems(where)
 
 
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
     """Predict from a what-if document: ``{"datastore": {"queue_depth": 32}, "disks": [{...}, ...]}``.
 
@@ -336,22 +493,39 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         problems += [
             Problem(f"datastore.{key}", "unknown field")
             for key in datastore
-            if key not in {"name", "queue_depth", "max_write_conn"}
+            if key not in {"name", "queue_depth", "max_write_conn", "parallelism", "write_cache_ms"}
         ]
+
+        def is_number(value: object) -> bool:
+            return isinstance(value, int | float) and not isinstance(value, bool)
+
         depth = datastore.get("queue_depth", 32)
         writes = datastore.get("max_write_conn")
-        if (
-            isinstance(depth, int | float)
-            and not isinstance(depth, bool)
-            and (writes is None or (isinstance(writes, int | float) and not isinstance(writes, bool)))
-        ):
-            device = DeviceParams(
-                max_conn=float(depth), max_write_conn=None if writes is None else float(writes)
+        parallelism = datastore.get("parallelism")
+        cache = datastore.get("write_cache_ms", DEFAULT_WRITE_CACHE_MS)
+        wrong = [
+            f"datastore.{key}"
+            for key, value, optional in (
+                ("queue_depth", depth, False),
+                ("max_write_conn", writes, True),
+                ("parallelism", parallelism, True),
+                ("write_cache_ms", cache, True),
             )
-            names = {"max_conn": "datastore.queue_depth", "max_write_conn": "datastore.max_write_conn"}
-            problems += [Problem(names[p.field], p.message) for p in device.problems()]
-        else:
-            problems.append(Problem("datastore", "queue_depth and max_write_conn must be numbers"))
+            if not (is_number(value) or (optional and value is None))
+        ]
+        problems += [Problem(field, "must be a number") for field in wrong]
+        if not wrong:
+            device = DeviceParams(
+                max_conn=_number(depth),
+                max_write_conn=None if writes is None else _number(writes),
+                parallelism=1.0 if parallelism is None else _number(parallelism),
+                parallelism_source=PARALLELISM_PAPER if parallelism is None else "given",
+                write_cache_ms=None if cache is None else _number(cache),
+            )
+            names = {"max_conn": "datastore.queue_depth"}
+            problems += [
+                Problem(names.get(p.field, f"datastore.{p.field}"), p.message) for p in device.problems()
+            ]
     disks = raw.get("disks")
     measurements: list[WorkloadMeasurement] = []
     if not isinstance(disks, list) or not disks:

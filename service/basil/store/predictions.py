@@ -252,3 +252,75 @@ def disk_oio(
         )
         for vm, instance, ro, wo, ri, wi in rows
     }
+
+
+@dataclass(frozen=True)
+class DiskFigures:
+    """A disk's means over a window: IOPS, IOPS-weighted latencies and outstanding IOs per class."""
+
+    read_iops: float
+    write_iops: float
+    read_latency_ms: float
+    write_latency_ms: float
+    read_oio: float
+    write_oio: float
+
+
+def disk_figures(
+    session: Session, vcenter: str, since: int, until: int
+) -> dict[tuple[str, str], DiskFigures]:
+    """Each disk's figures over (since, until], by (VM, instance): the what-if's inputs."""
+    raw = DiskSample
+    rows = session.execute(
+        select(
+            Disk.vm,
+            Disk.instance,
+            func.avg(raw.read_iops),
+            func.avg(raw.write_iops),
+            func.sum(raw.read_latency_ms * raw.read_iops),
+            func.sum(raw.read_iops),
+            func.sum(raw.write_latency_ms * raw.write_iops),
+            func.sum(raw.write_iops),
+            func.avg(raw.read_oio),
+            func.avg(raw.write_oio),
+        )
+        .join(Disk, Disk.id == raw.disk_id)
+        .where(Disk.vcenter == vcenter, raw.ts > since, raw.ts <= until)
+        .group_by(Disk.vm, Disk.instance)
+    ).all()
+    out: dict[tuple[str, str], DiskFigures] = {}
+    for vm, instance, ri, wi, rl, rsum, wl, wsum, ro, wo in rows:
+        out[(vm, instance)] = DiskFigures(
+            read_iops=float(ri or 0.0),
+            write_iops=float(wi or 0.0),
+            read_latency_ms=float(rl or 0.0) / float(rsum) if rsum else 0.0,
+            write_latency_ms=float(wl or 0.0) / float(wsum) if wsum else 0.0,
+            read_oio=float(ro or 0.0),
+            write_oio=float(wo or 0.0),
+        )
+    return out
+
+
+def datastore_checks(
+    session: Session, vcenter: str, datastore: str, limit: int = 100
+) -> list[PredictionCheck]:
+    """The checks of *vcenter* whose prediction covers *datastore*, oldest plan end first."""
+    rows = session.execute(
+        select(PredictionCheckRow)
+        .where(PredictionCheckRow.vcenter == vcenter)
+        .order_by(PredictionCheckRow.finished_ts.desc(), PredictionCheckRow.plan_id.desc())
+        .limit(max(limit * 10, 100))
+    ).scalars()
+    found = [_check(r) for r in rows if datastore in (r.predicted or {}).get("datastores", {})]
+    return list(reversed(found[:limit]))
+
+
+def vcenter_measured_checks(session: Session, vcenter: str, limit: int = 200) -> list[PredictionCheck]:
+    """The measured checks of *vcenter*, newest measurement time first."""
+    rows = session.execute(
+        select(PredictionCheckRow)
+        .where(PredictionCheckRow.vcenter == vcenter, PredictionCheckRow.measured_at.is_not(None))
+        .order_by(PredictionCheckRow.due_ts.desc(), PredictionCheckRow.plan_id.desc())
+        .limit(limit)
+    ).scalars()
+    return [_check(r) for r in rows]

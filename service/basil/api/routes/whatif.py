@@ -12,6 +12,7 @@ from flask import Blueprint
 from basil.api import schemas as s
 from basil.api.context import current_service
 from basil.api.operations import json_body, operation
+from basil.app.prediction import datastore_predictions as prediction_series
 from basil.app.service import Service
 from basil.app.whatif import datastore_whatif
 from basil.core.consolidation import whatif_from_mapping
@@ -38,6 +39,12 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                 "name": s.STRING,
                 "queue_depth": {"type": "number", "exclusiveMinimum": 0, "description": "max_conn"},
                 "max_write_conn": {"type": "number", "exclusiveMinimum": 0},
+                "parallelism": {
+                    "type": "number",
+                    "minimum": 1,
+                    "description": "m, requests the device serves at once (1: the paper's one server)",
+                },
+                "write_cache_ms": s.nullable("number", exclusiveMinimum=0),
             },
         },
         "disks": {
@@ -83,6 +90,10 @@ _PREDICTED_DISK = {
         "iops": _ESTIMATE,
         "read_latency_ms": _ESTIMATE,
         "write_latency_ms": _ESTIMATE,
+        "write_cached": {
+            "type": "boolean",
+            "description": "writes taken as acknowledged by a write-back cache: no interference added",
+        },
         "confidence": s.STRING,
     },
 }
@@ -96,8 +107,13 @@ WHATIF_ANSWER: dict[str, Any] = {
         "read_iops": _ESTIMATE,
         "write_iops": _ESTIMATE,
         "overhead_factor": _ESTIMATE,
+        "paper_read_iops": {**_ESTIMATE, "description": "eq. 3 of the paper, for comparison"},
+        "paper_write_iops": {**_ESTIMATE, "description": "eq. 4 of the paper, for comparison"},
         "max_conn": _ESTIMATE,
         "write_share": _ESTIMATE,
+        "parallelism": {**_ESTIMATE, "description": "m: requests the device serves at once"},
+        "parallelism_source": s.STRING,
+        "write_cache_ms": _ESTIMATE,
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },
@@ -240,6 +256,75 @@ def datastore_move_whatif(id: str) -> Any:
     if not isinstance(svc, Service):  # the what-if reads the service's newest samples and inventory
         raise BasilError("the what-if needs the full service")
     return _finite(datastore_whatif(svc, id, list(json_body()["disks"])))
+
+
+_ESTIMATES = {
+    "type": "object",
+    "properties": {"latency": _ESTIMATE, "read_latency": _ESTIMATE, "iops": _ESTIMATE},
+}
+_FIGURES = {
+    "type": ["object", "null"],
+    "properties": {"latency_ms": _ESTIMATE, "read_latency_ms": _ESTIMATE, "iops": _ESTIMATE},
+}
+
+PREDICTION_SERIES: dict[str, Any] = {
+    "type": "object",
+    "required": ["datastore", "name", "series"],
+    "properties": {
+        "datastore": s.STRING,
+        "name": s.STRING,
+        "series": s.array(
+            {
+                "type": "object",
+                "required": ["plan", "pod", "state", "finished_at", "due_at", "predicted"],
+                "properties": {
+                    "plan": s.INTEGER,
+                    "pod": s.STRING,
+                    "state": {"type": "string", "enum": ["waiting", "measured"]},
+                    "finished_at": {"type": "string", "format": "date-time"},
+                    "due_at": {"type": "string", "format": "date-time"},
+                    "predicted": {
+                        "type": "object",
+                        "properties": {
+                            "device_model": _FIGURES,
+                            "whatif": {
+                                "type": ["object", "null"],
+                                "description": "the consolidation what-if (docs/whatif.md)",
+                                "properties": {
+                                    "latency_ms": _ESTIMATE,
+                                    "read_latency_ms": _ESTIMATE,
+                                    "write_latency_ms": _ESTIMATE,
+                                    "iops": _ESTIMATE,
+                                    "parallelism": _ESTIMATE,
+                                    "disks": s.INTEGER,
+                                },
+                            },
+                        },
+                    },
+                    "measured": _FIGURES,
+                    "error": {
+                        "type": ["object", "null"],
+                        "description": "(predicted - measured) / measured per estimator and quantity",
+                        "properties": {"device_model": _ESTIMATES, "whatif": _ESTIMATES},
+                    },
+                },
+            }
+        ),
+    },
+}
+
+
+@operation(
+    bp, "GET", "/datastores/{id}/predictions", summary="A datastore's predictions against measurements",
+    role="viewer", response=PREDICTION_SERIES, errors=(400, 404),
+)  # fmt: skip
+def datastore_predictions(id: str) -> Any:
+    """Every applied plan's prediction for the datastore (device model and consolidation what-if)
+    against what was measured an hour later in vCenter's time, oldest first: the error over time."""
+    svc = current_service()
+    if not isinstance(svc, Service):
+        raise BasilError("the predictions need the full service")
+    return _finite(prediction_series(svc, id))
 
 
 def _finite(value: Any) -> Any:
