@@ -766,7 +766,78 @@ CREATE_TOKEN: Schema = {
     },
 }
 
+
+def list_page(item: str) -> Schema:
+    """A page of a list: its items and the cursor of the next page (null on the last page)."""
+    return {
+        "type": "object",
+        "required": ["items", "next_cursor"],
+        "properties": {"items": array(ref(item)), "next_cursor": N_STRING},
+    }
+
+
+_NAMED_REF: Schema = {
+    "type": "object",
+    "required": ["id", "name"],
+    "properties": {"id": STRING, "name": STRING},
+}
+
+DATASTORE_LIST_ITEM: Schema = {
+    "allOf": [
+        ref("DatastoreSummary"),
+        {
+            "type": "object",
+            "required": ["vcenter", "pod"],
+            "properties": {"vcenter": STRING, "type": STRING, "tags": array(STRING)},
+        },
+    ]
+}
+
+VM_LIST_ITEM: Schema = {
+    "type": "object",
+    "required": ["id", "name", "pod", "datastores", "disks"],
+    "properties": {
+        "id": STRING,
+        "name": STRING,
+        "vcenter": STRING,
+        "pod": N_STRING,
+        "pods": array(STRING),
+        "power_state": STRING,
+        "host": N_STRING,
+        "host_name": N_STRING,
+        "datastores": array(_NAMED_REF),
+        "disks": INTEGER,
+        "size_gb": NUMBER,
+        "iops": N_NUMBER,
+        "latency_ms": N_NUMBER,
+        "tags": array(STRING),
+    },
+}
+
+DISK_LIST_ITEM: Schema = {
+    "type": "object",
+    "required": ["id", "unit", "label", "vm", "datastore", "size_gb"],
+    "properties": {
+        "id": STRING,
+        "unit": STRING,
+        "label": STRING,
+        "vcenter": STRING,
+        "vm": _NAMED_REF,
+        "datastore": _NAMED_REF,
+        "pod": N_STRING,
+        "size_gb": NUMBER,
+        "thin": BOOLEAN,
+        "iops": N_NUMBER,
+        "latency_ms": N_NUMBER,
+        "oio": N_NUMBER,
+        "L": N_NUMBER,
+    },
+}
+
 COMPONENTS: dict[str, Schema] = {
+    "DatastoreListItem": DATASTORE_LIST_ITEM,
+    "VMListItem": VM_LIST_ITEM,
+    "DiskListItem": DISK_LIST_ITEM,
     "Error": ERROR,
     "Health": HEALTH,
     "VCenter": VCENTER,

@@ -26,7 +26,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from basil.app import jobs as job_registry
-from basil.app import views
+from basil.app import lists, views
 from basil.app.actor import SYSTEM, Actor, audited
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
@@ -1162,6 +1162,10 @@ class Service:
 
     def vm(self, ident: str) -> dict[str, Any]:
         return views.vm(self, ident)
+
+    def inventory_list(self, kind: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """A page of datastores, VMs or disks (:mod:`basil.app.lists`)."""
+        return lists.listing(self, kind, args)
 
     def disk_model(self, ident: str, hours: float = 24) -> dict[str, Any]:
         return views.disk_model(self, ident, hours)

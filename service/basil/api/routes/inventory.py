@@ -9,6 +9,7 @@ from flask import Blueprint
 from basil.api import schemas as s
 from basil.api.context import current_service
 from basil.api.operations import operation, query_args
+from basil.app.lists import DEFAULT_LIMIT, FILTERS, MAX_LIMIT, sort_values
 
 bp = Blueprint("inventory", __name__)
 
@@ -21,6 +22,69 @@ HOURS = {
     "description": "hours of history",
 }
 _HISTORY = {"hours": HOURS}
+
+_FILTER_DOCS = {
+    "pod": "only objects in this pod (by name; a VM is in the pods of its disks' datastores)",
+    "datastore": "only objects on this datastore (id, or name)",
+    "vm": "only the disks of this VM (id, or name)",
+    "q": "name contains this text, case-insensitively (disks: the VM's name, the disk's label or unit)",
+    "tag": "only objects carrying this vSphere tag, as category/name or name (disks: their VM's tags)",
+}
+
+
+def _list_query(kind: str) -> dict[str, s.Schema]:
+    """The query parameters of a list: its filters, sort, limit and cursor (see basil.app.lists)."""
+    query: dict[str, s.Schema] = {
+        name: {"type": "string", "minLength": 1, "maxLength": 200, "description": _FILTER_DOCS[name]}
+        for name in FILTERS[kind]
+    }
+    query["sort"] = {
+        "type": "string",
+        "enum": sort_values(kind),
+        "default": "name",
+        "description": "sort key, descending with a leading '-'; unknown values sort last",
+    }
+    query["limit"] = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_LIMIT,
+        "default": DEFAULT_LIMIT,
+        "description": "items per page",
+    }
+    query["cursor"] = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 2000,
+        "description": "next_cursor of the previous page (opaque; made for this list and sort order)",
+    }
+    return query
+
+
+@operation(
+    bp, "GET", "/datastores", summary="Datastores, filtered, sorted and paged", role="viewer",
+    response=s.list_page("DatastoreListItem"), query=_list_query("datastores"), errors=(400,),
+)  # fmt: skip
+def datastores() -> Any:
+    """Every datastore of the configured vCenters with its pod, capacity, latency, IOPS, N and P."""
+    return current_service().inventory_list("datastores", query_args())
+
+
+@operation(
+    bp, "GET", "/vms", summary="VMs, filtered, sorted and paged", role="viewer",
+    response=s.list_page("VMListItem"), query=_list_query("vms"), errors=(400,),
+)  # fmt: skip
+def vms() -> Any:
+    """Every VM with its pod, the datastores its disks are on and its number of disks."""
+    return current_service().inventory_list("vms", query_args())
+
+
+@operation(
+    bp, "GET", "/disks", summary="Virtual disks, filtered, sorted and paged", role="viewer",
+    response=s.list_page("DiskListItem"), query=_list_query("disks"), errors=(400,),
+)  # fmt: skip
+def disks() -> Any:
+    """Every virtual disk with its VM, datastore, size, newest IOPS and latency and its load L."""
+    return current_service().inventory_list("disks", query_args())
 
 
 @operation(
