@@ -465,12 +465,17 @@ export interface VmItem {
   datastores: NamedRef[];
   /** How many virtual disks the VM has. */
   disks: number;
+  size_gb?: number | null;
+  iops?: number | null;
+  latency_ms?: number | null;
+  power_state?: string | null;
 }
 
 export interface DiskItem {
   id: string;
-  name?: string;
-  instance?: string;
+  /** The controller and unit (`scsi0:1`). */
+  unit?: string;
+  label?: string;
   vm: NamedRef;
   datastore: NamedRef;
   pod?: string | null;

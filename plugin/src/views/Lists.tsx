@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError } from '../api/client';
 import type { DatastoreItem, ListPage, ListQuery, VmItem } from '../api/types';
-import { compact, gb, ms } from '../shape/format';
+import { compact, gb, iops, ms } from '../shape/format';
 import { appendPage, nextSort, sortMark, sortParam, type SortState } from '../shape/lists';
 import { datastoreHash, ErrorAlert, ObjectLink, Section, Spinner, useApp, VmLink } from './common';
 
@@ -83,7 +83,7 @@ function useDebounced(text: string, delayMs: number): string {
 function SortHeader({ label, column, sort, onSort, className = 'left' }: { label: string; column: string; sort: SortState; onSort: (s: SortState) => void; className?: string }) {
   const { mark, aria } = sortMark(sort, column);
   return (
-    <th className={className} aria-sort={aria}>
+    <th className={className || undefined} aria-sort={aria}>
       <button type="button" className="btn btn-link btn-sm basil-sort" data-testid={`sort-${column}`} onClick={() => onSort(nextSort(sort, column))}>
         {label}
         {mark}
@@ -162,7 +162,10 @@ export function VmList() {
             <SortHeader label="VM" column="name" sort={sort} onSort={setSort} />
             <th className="left">Pod</th>
             <th className="left">Datastores</th>
-            <th>Disks</th>
+            <SortHeader label="Disks" column="disks" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="Size" column="size_gb" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="IOPS" column="iops" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="Latency" column="latency_ms" sort={sort} onSort={setSort} className="" />
           </tr>
         }
         row={(vm) => (
@@ -182,6 +185,9 @@ export function VmList() {
               ))}
             </td>
             <td>{vm.disks}</td>
+            <td>{gb(vm.size_gb)}</td>
+            <td>{iops(vm.iops)}</td>
+            <td>{ms(vm.latency_ms)}</td>
           </tr>
         )}
       />
@@ -208,10 +214,11 @@ export function DatastoreList() {
             <SortHeader label="Datastore" column="name" sort={sort} onSort={setSort} />
             <th className="left">Pod</th>
             <th className="left">vCenter</th>
-            <th>Free</th>
-            <th>Latency</th>
-            <th>N now</th>
-            <th>P</th>
+            <SortHeader label="Free" column="free_gb" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="Latency" column="latency_ms" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="IOPS" column="iops" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="N now" column="normalized_load" sort={sort} onSort={setSort} className="" />
+            <SortHeader label="P" column="P" sort={sort} onSort={setSort} className="" />
           </tr>
         }
         row={(d) => (
@@ -233,6 +240,7 @@ export function DatastoreList() {
             <td className="left">{d.vcenter ?? ''}</td>
             <td>{d.capacity_gb != null ? `${gb(d.free_gb)} of ${gb(d.capacity_gb)}` : gb(d.free_gb)}</td>
             <td>{ms(d.latency_ms)}</td>
+            <td>{iops(d.iops)}</td>
             <td>{compact(d.normalized_load)}</td>
             <td>{compact(d.P)}</td>
           </tr>

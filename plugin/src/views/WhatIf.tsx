@@ -38,7 +38,7 @@ export function DatastoreDisks({ datastoreId }: { datastoreId: string }) {
                       <td className="left">
                         <VmLink id={d.vm.id} name={d.vm.name} />
                       </td>
-                      <td className="left basil-muted">{diskUnit(d.id)}</td>
+                      <td className="left basil-muted">{d.unit ?? diskUnit(d.id)}</td>
                       <td>{gb(d.size_gb)}</td>
                       <td>{iops(d.iops)}</td>
                       <td>{ms(d.latency_ms)}</td>
@@ -206,7 +206,7 @@ export function WhatIfDialog({ datastoreId, datastoreName, pod, onClose }: { dat
               <label key={d.id} className="basil-pick" data-disk={d.id}>
                 <input type="checkbox" checked={picked.includes(d.id)} onChange={() => toggle(d.id)} data-testid="whatif-pick" />
                 <span>
-                  {d.vm.name} <span className="basil-muted">{diskUnit(d.id)}</span> on {d.datastore.name}
+                  {d.vm.name} <span className="basil-muted">{d.unit ?? diskUnit(d.id)}</span> on {d.datastore.name}
                   <span className="basil-muted">
                     {' '}
                     · {iops(d.iops)} IOPS, {ms(d.latency_ms)}
