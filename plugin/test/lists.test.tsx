@@ -206,6 +206,9 @@ describe('what if…', () => {
     expect(post?.body).toEqual({ disks: ['vm-38:scsi0:1'] });
     const moved = answer.querySelector('tr[data-disk="vm-38:scsi0:1"]') as HTMLElement;
     expect(moved.getAttribute('data-moved')).toBe('yes');
+    // Disks by their VM's name (from the disk list), linking to the VM.
+    expect(within(moved).getByTestId('vm-link').textContent).toBe('oltp-2');
+    expect(within(moved).getByTestId('vm-link').getAttribute('href')).toBe('#/vm/vm-38');
     expect(within(moved).getByTestId('whatif-iops').textContent).toBe('510 → 531');
     expect(within(moved).getByTestId('whatif-read-latency').textContent).toBe('4.00 ms → 5.10 ms');
     expect(within(moved).getByTestId('whatif-write-latency').textContent).toBe('4.40 ms → —');

@@ -55,7 +55,7 @@ export function DatastoreDisks({ datastoreId }: { datastoreId: string }) {
   );
 }
 
-function Answer({ answer }: { answer: WhatIfAnswer }) {
+function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, DiskItem> }) {
   const rows = whatIfRows(answer);
   return (
     <div data-testid="whatif-answer">
@@ -84,7 +84,8 @@ function Answer({ answer }: { answer: WhatIfAnswer }) {
           {rows.map((r) => (
             <tr key={r.name} data-disk={r.name} data-moved={r.moved ? 'yes' : 'no'}>
               <td className="left">
-                <VmLink id={vmOfDisk(r.name)} name={r.name} />
+                <VmLink id={names.get(r.name)?.vm.id ?? vmOfDisk(r.name)} name={names.get(r.name)?.vm.name ?? r.name} />{' '}
+                <span className="basil-muted">{names.get(r.name)?.unit ?? diskUnit(r.name)}</span>
                 {r.moved && <span className="label label-info basil-moved">moved</span>}
               </td>
               <td className="left basil-muted">{r.group ?? ''}</td>
@@ -119,7 +120,9 @@ function Answer({ answer }: { answer: WhatIfAnswer }) {
           <tbody>
             {answer.inputs.map((i) => (
               <tr key={i.name}>
-                <td className="left">{i.name}</td>
+                <td className="left">
+                  {names.get(i.name)?.vm.name ?? i.name} <span className="basil-muted">{names.get(i.name)?.unit ?? diskUnit(i.name)}</span>
+                </td>
                 <td>
                   {iops(i.read_iops)} / {iops(i.write_iops)}
                 </td>
@@ -218,7 +221,7 @@ export function WhatIfDialog({ datastoreId, datastoreName, pod, onClose }: { dat
         )}
         {asking && <Spinner label="Predicting…" />}
         <ErrorAlert error={error} testId="whatif-error" />
-        {answer && <Answer answer={answer} />}
+        {answer && <Answer answer={answer} names={new Map((candidates.data?.items ?? []).map((d) => [d.id, d]))} />}
       </div>
     </Modal>
   );
