@@ -37,7 +37,7 @@ def sampled(basil: Basil) -> Basil:
 def a_vm_on_the_pod(basil: Basil) -> dict[str, Any]:
     """A VM of the pod with a disk, as the list endpoint gives it."""
     vms = basil.api("GET", f"/vms?pod={POD}&sort=name&limit=100")["items"]
-    vm = next((v for v in vms if v["disks"] > 0), None)
+    vm: dict[str, Any] | None = next((v for v in vms if v["disks"] > 0), None)
     assert vm is not None, vms
     return vm
 
@@ -140,7 +140,9 @@ def test_the_what_if_dialog_answers_with_the_services_prediction(page: Any, samp
     # The dialog sits over a backdrop that covers the page.
     backdrop = page.get_by_test_id("whatif-backdrop")
     box = backdrop.bounding_box()
-    assert box is not None and box["width"] >= 1280 and box["height"] >= 800
+    assert box is not None
+    assert box["width"] >= 1280
+    assert box["height"] >= 800
     assert backdrop.evaluate("e => getComputedStyle(e).backgroundColor") not in (
         "",
         "rgba(0, 0, 0, 0)",
