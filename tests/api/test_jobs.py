@@ -116,3 +116,27 @@ def wait_until(check: Callable[[], bool], what: str, timeout_s: float = 60.0) ->
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.01)
+
+
+def test_jobs_show_their_schedule_as_the_operator_wrote_it(api_env: ApiEnv) -> None:
+    body = {"cron": "30 1 * * mon-fri", "timezone": "Europe/Paris", "duration": "90m"}
+    resp = api_env.put("/api/v1/schedules/rebalance", role="admin", json=body)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    try:
+        jobs = {j["id"]: j for j in api_env.get("/api/v1/jobs").get_json()}
+        rebalance = jobs["rebalance"]
+        assert rebalance["trigger"] == "cron '30 1 * * mon-fri' in Europe/Paris, for 90 min"
+        assert rebalance["schedule"] == {
+            "kind": "cron",
+            "cron": "30 1 * * mon-fri",
+            "timezone": "Europe/Paris",
+            "duration_s": 5400,
+        }
+        assert jobs["collect"]["trigger"] == f"every {api_env.config.schedules.collect_s} s"
+        assert jobs["collect"]["schedule"] == {
+            "kind": "interval",
+            "every_s": api_env.config.schedules.collect_s,
+        }
+        assert not any("cron[" in (j["trigger"] or "") for j in jobs.values())
+    finally:
+        assert api_env.delete("/api/v1/schedules/rebalance", role="admin").status_code in (200, 204)

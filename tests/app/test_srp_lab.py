@@ -102,9 +102,16 @@ def test_pools_become_disk_settings_and_the_lab_honours_them(
     heavy_after = sum(by_vm[vm]["iops"] for vm in HEAVY)
     assert heavy_after <= POOL_LIMIT * 1.05, heavy_after
     assert by_vm[RESERVED[0]]["iops"] >= RESERVED[1] * 0.95, by_vm[RESERVED[0]]
-    audit = svc.audit(limit=50)
+    audit = svc.audit(limit=10_000)
     assert any(a["action"] == "srp.apply" and a["outcome"] == "ok" for a in audit)
     assert any(a["action"] == "pool.create" and a["who"] == "tester" for a in audit)
+    # One entry per setting issued, naming the disk's VM, with vCenter's task; and the SIOC change.
+    issued = [a for a in audit if a["action"] == "srp.disk_settings"]
+    assert {a["detail"]["vm_name"] for a in issued} >= {*HEAVY, RESERVED[0]}
+    assert all(a["detail"]["task"] and a["detail"]["task"] in a["message"] for a in issued)
+    assert all(a["outcome"] == "ok" and a["who"] == "basil" for a in issued)
+    (sioc,) = [a for a in audit if a["action"] == "srp.sioc"]
+    assert sioc["message"].startswith("SIOC on 6diskLUN for pool tree six-disk: manual, 30 ms")
 
 
 # --- tag leaves --------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ OBJECT: Schema = {"type": "object"}
 ROLES = ["viewer", "operator", "admin"]
 PLAN_STATES = ["proposed", "approved", "running", "succeeded", "failed", "cancelled"]
 MOVE_STATES = ["pending", "running", "succeeded", "failed", "skipped", "cancelled"]
+MOVE_OUTCOMES = ("moved", "already_there", "failed", "skipped", "cancelled", "pending", "running")
 
 # --- answers ---------------------------------------------------------------------------------------
 
@@ -176,9 +177,13 @@ MOVE: Schema = {
         "imbalance_before": N_NUMBER,
         "imbalance_after": N_NUMBER,
         "state": N_STRING,
+        # What happened to it, honestly (a disk found on its target was not moved: already_there).
+        "outcome": {"type": "string", "enum": list(MOVE_OUTCOMES)},
         "progress": N_NUMBER,
         "task": N_STRING,
         "message": N_STRING,
+        "started_at": N_TIME,
+        "finished_at": N_TIME,
         "kind": {"type": "string", "enum": ["move", "swap"]},
         # The moves of both halves of one swap share it; they are judged and applied together.
         "swap_group": {"type": ["integer", "null"]},
@@ -302,6 +307,15 @@ LOAD_STATE: Schema = {
     "properties": {
         "imbalance": N_NUMBER,
         "normalized_load": {"type": ["object", "array", "null"]},
+        # The keys of normalized_load by datastore name, and the same loads as a list with API ids.
+        "names": {"type": "object", "additionalProperties": STRING},
+        "datastores": array(
+            {
+                "type": "object",
+                "required": ["id", "name"],
+                "properties": {"id": STRING, "name": STRING, "normalized_load": N_NUMBER},
+            }
+        ),
     },
 }
 
@@ -427,6 +441,8 @@ PLAN: Schema = {
         "updated_at": N_TIME,
         "recommendation_id": {"type": ["integer", "string", "null"]},
         "progress": N_NUMBER,
+        # How many moves had each outcome (moved, already_there, failed, skipped, cancelled, ...).
+        "outcomes": {"type": "object", "additionalProperties": INTEGER},
         "moves": array(ref("Move")),
     },
 }
@@ -541,6 +557,11 @@ JOB: Schema = {
         "id": STRING,
         "name": N_STRING,
         "trigger": N_STRING,
+        "schedule": {
+            "type": ["object", "null"],
+            "description": "as configured: {kind: interval, every_s} or "
+            "{kind: cron, cron, timezone, duration_s}",
+        },
         "next_run": N_TIME,
         "last_run": {
             "type": ["object", "null"],

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+
+from sqlalchemy.orm import Session
 
 from basil.app.actor import Actor
 from basil.app.ids import IdSpace
@@ -37,6 +40,7 @@ from basil.app.vcenters import VCenterLink
 from basil.errors import BasilError, ConflictError, NotFoundError, Problem, VCenterError, raise_if_problems
 from basil.store import Store
 from basil.store import plans as plan_store
+from basil.store.audit import record_system
 from basil.store.plans import Move, MoveSpec, Plan
 from basil.store.recommendations import get_recommendation, mark_planned, open_recommendations
 from basil.vcenter.actions import Action, FollowOptions, RelocateDisk, TaskNotFollowedError, TaskOutcome
@@ -302,6 +306,37 @@ def _task_fault(error: BasilError | None) -> bool:
     )
 
 
+MOVE_OUTCOMES = ("moved", "already_there", "failed", "skipped", "cancelled", "pending", "running")
+
+
+def move_outcome(state: str, task_id: str | None, message: str = "") -> str:
+    """What happened to a move, as an operator reads it: ``moved`` (a Storage vMotion put the disk on
+    its target), ``already_there`` (the disk was found on its target and not moved), ``failed``,
+    ``skipped``, ``cancelled`` (skipped because its plan was being cancelled: every such skip says so
+    in its message), ``pending`` or ``running``.
+
+    A move the store records as succeeded without a vCenter task never ran a relocation: the executor
+    records the task before it follows one, so that is a disk found on its target.
+    """
+    if state == "succeeded":
+        return "moved" if task_id else "already_there"
+    if state == "cancelled" or (state == "skipped" and "cancel" in message):
+        return "cancelled"
+    return state
+
+
+def move_words(move: Move, names: Mapping[str, str]) -> str:
+    """The move in words, by name: 'disk scsi0:1 of oltp-1 (vm-43) from 6diskLUN to 9diskLUN'."""
+    vm = f"{move.vm_name} ({move.vm})" if move.vm_name else move.vm
+    src = names.get(move.source_datastore, move.source_datastore)
+    dst = names.get(move.target_datastore, move.target_datastore)
+    return f"disk {move.instance} of {vm} from {src} to {dst}"
+
+
+def datastore_names(inventory: Inventory | None) -> dict[str, str]:
+    return {moid: ds.name for moid, ds in inventory.datastores.items()} if inventory is not None else {}
+
+
 class StopExecution(Exception):  # noqa: N818 - a signal, not an error
     """Raised inside the executor to stop starting moves (shutdown)."""
 
@@ -440,8 +475,20 @@ class PlanExecutor:
             state = "failed"
         else:
             state = "succeeded"
+        outcomes = [move_outcome(m.state, m.task_id, m.message) for m in plan.moves]
+        tally = {k: outcomes.count(k) for k in ("moved", "already_there", "failed", "skipped", "cancelled")}
+        words = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in tally.items() if n) or "no moves"
         with self.store.session() as session:
             ended = plan_store.finish_plan(session, plan_id, state, f"moves: {text}", now=self.clock())  # type: ignore[arg-type]
+            # The plan's outcome, beside its create/approve/apply entries and one entry per move.
+            record_system(
+                session,
+                "plan.outcome",
+                f"plan {plan_id}",
+                outcome="failed" if state == "failed" else "ok",
+                message=f"plan {plan_id} of pod {plan.pod} {state}: {words}",
+                details={"plan": plan_id, "pod": plan.pod, "state": state, "moves": tally},
+            )
         log.info("plan %d %s (%s)", plan_id, state, text)
         return ended
 
@@ -473,6 +520,23 @@ class PlanExecutor:
                 failure = err.message
         return link.call(lambda c: disk_locations(c, move.vm)).get(move.instance), failure
 
+    def _names(self, move: Move, *moids: str | None) -> list[str]:
+        """Datastores by name as the inventory last polled knows them (the id beside a name that two
+        datastores share; the id alone when unknown; "no datastore" for None)."""
+        link = self.links.get(move.vcenter)
+        inventory = link.last_inventory if link is not None else None
+        names = datastore_names(inventory)
+        shared = {n for n, k in Counter(names.values()).items() if k > 1}
+        out = []
+        for moid in moids:
+            if moid is None:
+                out.append("no datastore")
+            elif moid not in names:
+                out.append(moid)
+            else:
+                out.append(f"{names[moid]} ({moid})" if names[moid] in shared else names[moid])
+        return out
+
     def _note_task(self, move: Move, task: str) -> None:
         """Record the move's vCenter task at once, so a restart follows the same task."""
         with self.store.session() as session:
@@ -496,8 +560,9 @@ class PlanExecutor:
             self._record(move, "succeeded", "completed while the service was stopped; found on the target")
             return True
         if where != move.source_datastore:
+            here, src, dst = self._names(move, where, move.source_datastore, move.target_datastore)
             self._record(
-                move, "failed", f"the disk is on {where or 'no datastore'}, not on the source or the target"
+                move, "failed", f"the disk is on {here}, not on its source {src} or its target {dst}"
             )
             return False
         if failure:
@@ -524,12 +589,11 @@ class PlanExecutor:
 
     def _dry_run_move(self, link: VCenterLink, move: Move) -> None:
         where, _failure = self._location(link, move)
+        here, src, dst = self._names(move, where, move.source_datastore, move.target_datastore)
         if where != move.source_datastore:
-            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+            why = f"the disk is on {here}, not on {src} as planned"
         else:
-            why = (
-                f"dry run: would move {move.instance} of {move.vm_name or move.vm} to {move.target_datastore}"
-            )
+            why = f"dry run: would move {move.instance} of {move.vm_name or move.vm} from {src} to {dst}"
         self._skip(move, why)
 
     def _start_move(self, link: VCenterLink, plan: Plan, move: Move, budget: _Both) -> bool:
@@ -550,7 +614,8 @@ class PlanExecutor:
             return True
         why = ""
         if where != move.source_datastore:
-            why = f"the disk is on {where or 'no datastore'}, not on {move.source_datastore} as planned"
+            here, src = self._names(move, where, move.source_datastore)
+            why = f"the disk is on {here}, not on {src} as planned"
         elif self._plan(plan.id).cancel_requested:  # asked while vCenter was read
             why = "the plan is being cancelled; the move did not start"
         if why:
@@ -653,4 +718,41 @@ class PlanExecutor:
             if task:
                 plan_store.update_move(session, move.id, task_id=task, now=self.clock())
             ended = plan_store.finish_move(session, move.id, state, message, now=self.clock())  # type: ignore[arg-type]
+            self._audit_move(session, ended)
         self._ended(ended)
+
+    def _audit_move(self, session: Session, move: Move) -> None:
+        """One audit entry per move the executor took to vCenter: the Storage vMotion and its task, or
+        why the disk was not moved (already there, not where planned, failed)."""
+        link = self.links.get(move.vcenter)
+        names = datastore_names(link.last_inventory if link is not None else None)
+        outcome = move_outcome(move.state, move.task_id, move.message)
+        what = move_words(move, names)
+        head = {
+            "moved": "moved",
+            "already_there": "did not move (already on the target)",
+            "failed": "failed to move",
+            "skipped": "skipped",
+        }.get(outcome, outcome)
+        task = f" (vCenter task {move.task_id})" if move.task_id else ""
+        record_system(
+            session,
+            "move.relocate",
+            f"plan {move.plan_id} move {move.seq + 1}",
+            outcome="failed" if outcome == "failed" else "ok",
+            message=f"{head} {what}{task}: {move.message}" if move.message else f"{head} {what}{task}",
+            details={
+                "plan": move.plan_id,
+                "move": move.id,
+                "result": outcome,
+                "task": move.task_id,
+                "vm": move.vm,
+                "vm_name": move.vm_name,
+                "disk": move.instance,
+                "from": move.source_datastore,
+                "from_name": names.get(move.source_datastore),
+                "to": move.target_datastore,
+                "to_name": names.get(move.target_datastore),
+                "size_gb": move.size_bytes / GB,
+            },
+        )

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from basil.app.pools import PoolDocument
 from basil.app.vcenters import VCenterLink
 from basil.config import SrpConfig
@@ -44,6 +46,7 @@ from basil.srp.vsphere_allocation import (
 )
 from basil.store import Store
 from basil.store.applied import DatastoreSetting, DiskSetting, record_datastore_settings, record_disk_settings
+from basil.store.audit import record_system
 from basil.vcenter.actions import ConfigureSIOC
 from basil.vcenter.actuator import ActuatorParams, StorageIOAllocationBackend
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory, IOAllocation, IORMConfig
@@ -181,6 +184,29 @@ def _change_size(c: DiskChange) -> float:
     return max(size, abs(c.desired.shares - c.current.shares) / max(c.current.shares, 1))
 
 
+def audit_disk_setting(session: Session, row: DiskSetting, vm_name: str) -> None:
+    """The audit entry of one disk's IO allocation as issued to vCenter."""
+    limit = "unlimited" if row.limit == VSPHERE_UNLIMITED else f"{row.limit} IOPS"
+    task = f" (vCenter task {row.task_id})" if row.task_id else ""
+    what = (
+        f"disk {row.instance} of {vm_name} ({row.vm}), pool tree {row.pool}: reservation "
+        f"{row.reservation} IOPS, limit {limit}, {row.shares} shares{task}"
+    )
+    record_system(
+        session,
+        "srp.disk_settings",
+        f"disk {row.vm}:{row.instance}",
+        outcome="ok" if row.outcome == "ok" else "failed",
+        message=what if row.outcome == "ok" else f"{what}: {row.message}",
+        details={
+            "pool_tree": row.pool, "vm": row.vm, "vm_name": vm_name, "disk": row.instance,
+            "reservation": row.reservation, "limit": row.limit, "shares": row.shares,
+            "task": row.task_id,
+        },
+        at=row.issued_at,
+    )  # fmt: skip
+
+
 class SrpController:
     """Runs the control loop over every tree; keeps Q(t) and the last result of each tree."""
 
@@ -301,8 +327,11 @@ class SrpController:
                     message=r.message[:2000],
                 )
             )
+        vm_names = {v.moid: v.name for v in inventory.vms.values()}
         with self.store.session() as session:
             record_disk_settings(session, rows)
+            for row in rows:  # one audit entry per setting issued, with its vCenter task
+                audit_disk_setting(session, row, vm_names.get(row.vm, row.vm))
         log.info("SRP %s: %d settings issued, %d failed, %d deferred", doc.name, issued, failed, deferred)
         return issued, failed, deferred
 
@@ -320,6 +349,17 @@ class SrpController:
         r = report.results[0]
         ok = r.state == "succeeded"
         with self.store.session() as session:
+            task = f" (vCenter task {r.task})" if r.task else ""
+            record_system(
+                session,
+                "srp.sioc",
+                f"datastore {ds.name} ({ds.moid})",
+                outcome="ok" if ok else "failed",
+                message=f"SIOC on {ds.name} for pool tree {doc.name}: manual, {threshold} ms{task}"
+                + ("" if ok else f": {r.message}"),
+                details={"pool_tree": doc.name, "datastore": ds.moid, "datastore_name": ds.name,
+                         "threshold_ms": threshold, "task": r.task or None},
+            )  # fmt: skip
             record_datastore_settings(
                 session,
                 [

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from basil import __version__
 from basil.app.jobs import JOBS, SCHEDULED, triggers
+from basil.app.planner import MOVE_OUTCOMES, move_outcome
 from basil.app.pods import ResolvedPod, pod_of_datastore, resolve_pod
 from basil.app.prediction import latest_measured
-from basil.app.recommendation import Round, pod_load
+from basil.app.recommendation import Round, pod_load, readable
 from basil.app.validity import round_validity
 from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, Basis
 from basil.errors import BasilError, NotFoundError
@@ -260,8 +261,9 @@ def pod(svc: Service, name: str) -> dict[str, Any]:
 def _build_pod_detail(svc: Service, resolved: ResolvedPod) -> dict[str, Any]:
     with svc.store.read_session() as session:
         plans = plan_store.list_plans(session, pod=resolved.name, limit=20)
-    recent = [m for p in plans for m in p.moves if m.state in ("succeeded", "failed")]
-    recent.sort(key=lambda m: m.finished_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+    # Every move that ended (moved, already there, failed, skipped, cancelled), newest first.
+    recent = [m for p in plans for m in p.moves if m.finished_at is not None]
+    recent.sort(key=lambda m: (m.finished_at or datetime.min.replace(tzinfo=UTC), m.id), reverse=True)
     return {
         **_pod_view(svc, resolved),
         "pending": [move_dict(svc, m) for m in _pending_moves(svc, resolved.name)],
@@ -605,6 +607,37 @@ def _round_extras(
     }
 
 
+def _by_name(svc: Service, vcenter: str, text: str | None) -> str | None:
+    """A reason or note of the core with datastores and VMs by name (rounds kept from before names)."""
+    if text is None:
+        return None
+    try:
+        return readable(text, svc.inventory(vcenter, refresh=False))
+    except BasilError:
+        return text
+
+
+def _named(svc: Service, vcenter: str | None, state: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A round's before or after: the normalized loads keyed as stored, with each datastore's name
+    (``names``) and as a list of ``{id, name, normalized_load}`` (ids as the API writes them)."""
+    if state is None or vcenter is None:
+        return state
+    try:
+        inv: Inventory | None = svc.inventory(vcenter, refresh=False)
+    except BasilError:
+        inv = None
+    loads: Mapping[str, Any] = state.get("normalized_load") or {}
+    names = {k: inv.datastores[k].name if inv is not None and k in inv.datastores else k for k in loads}
+    return {
+        **state,
+        "names": names,
+        "datastores": [
+            {"id": svc.ids.object_id(vcenter, k), "name": names[k], "normalized_load": n}
+            for k, n in sorted(loads.items(), key=lambda kv: names[kv[0]])
+        ],
+    }
+
+
 def round_dict(svc: Service, r: Round) -> dict[str, Any]:
     with svc.store.read_session() as session:
         recs = [get_recommendation(session, i) for i in r.recommendation_ids]
@@ -612,7 +645,11 @@ def round_dict(svc: Service, r: Round) -> dict[str, Any]:
         "id": r.round_id,
         "pod": r.pod,
         "created_at": iso(r.created_at),
-        **{k: r.summary[k] for k in ("before", "after", "threshold", "stop", "stop_reason", "notes")},
+        **{k: r.summary[k] for k in ("threshold", "stop")},
+        "stop_reason": _by_name(svc, r.vcenter, r.summary["stop_reason"]),
+        "notes": [_by_name(svc, r.vcenter, n) for n in r.summary["notes"]],
+        "before": _named(svc, r.vcenter, r.summary["before"]),
+        "after": _named(svc, r.vcenter, r.summary["after"]),
         "moves": [recommendation_move(svc, x) for x in recs],
         **_round_extras(svc, r.pod, r.summary, recs),
     }
@@ -634,12 +671,12 @@ def latest_recommendation(svc: Service, pod_name: str) -> dict[str, Any] | None:
         "id": round_id,
         "pod": pod_name,
         "created_at": iso(mine[0].created_at),
-        "before": summary.get("before"),
-        "after": summary.get("after"),
+        "before": _named(svc, mine[0].spec.vcenter, summary.get("before")),
+        "after": _named(svc, mine[0].spec.vcenter, summary.get("after")),
         "threshold": summary.get("threshold"),
         "stop": summary.get("stop"),
-        "stop_reason": summary.get("stop_reason"),
-        "notes": summary.get("notes", []),
+        "stop_reason": _by_name(svc, mine[0].spec.vcenter, summary.get("stop_reason")),
+        "notes": [_by_name(svc, mine[0].spec.vcenter, n) for n in summary.get("notes", [])],
         "moves": [recommendation_move(svc, x) for x in mine],
         **_round_extras(svc, pod_name, summary, mine),
     }
@@ -671,6 +708,9 @@ def move_dict(svc: Service, m: plan_store.Move) -> dict[str, Any]:
         "reason_code": reason_code,
         **predicted,
         "state": m.state,
+        # What happened, honestly: moved, already_there (found on its target, not moved), failed,
+        # skipped, cancelled, pending or running (basil.app.planner.move_outcome).
+        "outcome": move_outcome(m.state, m.task_id, m.message),
         "progress": m.progress,
         "task": m.task_id,
         "message": m.message,
@@ -708,9 +748,18 @@ def plan_dict(svc: Service, p: plan_store.Plan) -> dict[str, Any]:
         "revision": p.revision,
         "progress": round(done / total) if total else 100,
         "counts": counts,
+        "outcomes": _outcome_counts(p),
         "size_gb": sum(m.size_bytes for m in p.moves) / GB,
         "moves": [move_dict(svc, m) for m in p.moves],
     }
+
+
+def _outcome_counts(p: plan_store.Plan) -> dict[str, int]:
+    """How many moves were moved, found already there, failed, skipped, cancelled, pending, running."""
+    found = dict.fromkeys(MOVE_OUTCOMES, 0)
+    for m in p.moves:
+        found[move_outcome(m.state, m.task_id, m.message)] += 1
+    return found
 
 
 def plans(svc: Service, state: str | None, pod_name: str | None) -> list[dict[str, Any]]:
@@ -870,9 +919,9 @@ def jobs(svc: Service) -> list[dict[str, Any]]:
                 "name": spec.name,
                 "description": spec.description,
                 "enabled": job_id in configured,
-                "trigger": str(job.trigger)
-                if job is not None
-                else (str(configured[job_id]) if job_id in configured else None),
+                # As the operator wrote it: "every 20 s", or the window's cron expression and time zone.
+                "trigger": _trigger_words(svc, job_id) if job_id in configured else None,
+                "schedule": _schedule(svc, job_id) if job_id in configured else None,
                 "next_run": iso(job.next_run_time) if job is not None else None,
                 "last_run": None
                 if run is None
@@ -885,6 +934,38 @@ def jobs(svc: Service) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+_EVERY = {
+    "collect": "collect_s",
+    "inventory": "inventory_s",
+    "model": "model_s",
+    "recommend": "recommend_s",
+    "maintenance": "maintenance_s",
+    "srp": "srp_s",
+}
+
+
+def _schedule(svc: Service, job_id: str) -> dict[str, Any]:
+    """A job's schedule as configured: an interval in seconds, or the rebalance window's cron."""
+    s = svc.config.schedules
+    if job_id == "rebalance":
+        rb = s.rebalance
+        return {
+            "kind": "cron",
+            "cron": rb.cron,
+            "timezone": rb.timezone,
+            "duration_s": int(rb.duration.total_seconds()),
+        }
+    return {"kind": "interval", "every_s": getattr(s, _EVERY[job_id])}
+
+
+def _trigger_words(svc: Service, job_id: str) -> str:
+    sched = _schedule(svc, job_id)
+    if sched["kind"] == "cron":
+        minutes = sched["duration_s"] // 60
+        return f"cron '{sched['cron']}' in {sched['timezone']}, for {minutes} min"
+    return f"every {sched['every_s']:g} s"
 
 
 def schedules(svc: Service) -> dict[str, Any]:

@@ -43,6 +43,30 @@ def record(session: Session, entry: AuditEntry) -> int:
     return row.id
 
 
+#: Who the service's own changes are recorded as (a job, the plan executor, the SRP loop).
+SYSTEM_ACTOR = "basil"
+
+
+def record_system(
+    session: Session,
+    action: str,
+    target: str,
+    *,
+    outcome: AuditOutcome,
+    message: str,
+    details: dict[str, Any],
+    at: datetime | None = None,
+) -> int:
+    """Append a change the service made on its own (a Storage vMotion, a setting, a plan's end)."""
+    return record(
+        session,
+        AuditEntry(
+            actor=SYSTEM_ACTOR, actor_kind="system", action=action, target=target, source="system",
+            outcome=outcome, message=message[:2000], details=details, at=at,
+        ),
+    )  # fmt: skip
+
+
 def query(
     session: Session,
     *,
