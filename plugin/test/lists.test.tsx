@@ -13,6 +13,7 @@ import { diskUnit, whatIfRows } from '../src/shape/whatif';
 import { App } from '../src/views/App';
 import { AppContext, ClockContext, Modal, vmOfDisk, When } from '../src/views/common';
 import { DatastoreList, SEARCH_DELAY_MS, VmList } from '../src/views/Lists';
+import { MovesTable } from '../src/views/PodsOverview';
 import { PodView } from '../src/views/StorageViews';
 import { VmView } from '../src/views/VmView';
 import { WhatIfDialog } from '../src/views/WhatIf';
@@ -311,6 +312,30 @@ describe('times', () => {
     expect(Math.abs(api.serverNow() - (Date.now() + ahead))).toBeLessThan(5_000);
     api.dataClockOffsetMs = null; // a service that sends no `now`: its Date header
     expect(Math.abs(api.serverNow() - (Date.now() - 120_000))).toBeLessThan(5_000);
+  });
+});
+
+describe('recent moves', () => {
+  it('say what happened, link the VM and tell when, the time in full on hover', async () => {
+    const pod = fixture<PodDetail>('pod.json');
+    const base = (pod.recent_moves ?? [])[0] ?? fixture<{ moves: PodDetail['pending'] }>('recommendation.json').moves?.[0];
+    expect(base).toBeDefined();
+    const moves = [
+      { ...base!, state: 'succeeded', outcome: 'already_there', finished_at: '2026-11-25T11:55:00Z', message: null },
+      { ...base!, id: 'x2', state: 'succeeded', outcome: 'moved', finished_at: '2026-11-25T11:00:00Z', message: null },
+    ];
+    renderIn(
+      <ClockContext.Provider value={() => Date.parse('2026-11-25T12:00:00Z')}>
+        <MovesTable moves={moves} datastores={pod.datastores} testId="recent" />
+      </ClockContext.Provider>,
+      {},
+    );
+    const rows = within(screen.getByTestId('recent')).getAllByRole('row').slice(1);
+    expect(rows.map((r) => r.querySelector('.label')?.textContent)).toEqual(['already there', 'moved']);
+    expect(within(rows[0]).getByTestId('vm-link').getAttribute('href')).toBe(`#/vm/${base!.vm_id}`);
+    const when = rows[0].querySelector('time') as HTMLElement;
+    expect(when.textContent).toBe('5 min ago');
+    expect(when.getAttribute('title')).toBe(absolute('2026-11-25T11:55:00Z'));
   });
 });
 

@@ -83,6 +83,9 @@ export interface Move {
   task?: string | null;
   message?: string | null;
   finished_at?: string | null;
+  /** What happened, as the service words it: moved, already_there, failed, skipped, cancelled, pending, running. */
+  outcome?: string;
+  started_at?: string | null;
   /** "swap": one half of a swap; both halves share swap_group and are applied together. */
   kind?: string;
   swap_group?: number | null;

@@ -135,7 +135,7 @@ export function MovesTable({
             </td>
             <td>{gb(m.size_gb)}</td>
             <td className="left">
-              <StateLabel state={m.state ?? 'pending'} />
+              <StateLabel state={m.outcome ?? m.state ?? 'pending'} />
             </td>
             <td className="left basil-muted">
               <When t={m.finished_at} />

@@ -138,7 +138,7 @@ export function LoadGate<T>({ loaded, children }: { loaded: Loaded<T>; children:
 export function StateLabel({ state }: { state: string | undefined }) {
   const tone = stateTone(state);
   const cls = tone === 'neutral' ? 'label' : `label label-${tone}`;
-  return <span className={cls}>{state ?? 'unknown'}</span>;
+  return <span className={cls}>{(state ?? 'unknown').replace(/_/g, ' ')}</span>;
 }
 
 export function Tabs<T extends string>({
