@@ -14,6 +14,7 @@ import { App } from '../src/views/App';
 import { AppContext, ClockContext, Modal, vmOfDisk, When } from '../src/views/common';
 import { DatastoreList, SEARCH_DELAY_MS, VmList } from '../src/views/Lists';
 import { MovesTable } from '../src/views/PodsOverview';
+import { PoolTreeEditor } from '../src/views/PoolsEditor';
 import { PodView } from '../src/views/StorageViews';
 import { VmView } from '../src/views/VmView';
 import { WhatIfDialog } from '../src/views/WhatIf';
@@ -312,6 +313,28 @@ describe('times', () => {
     expect(Math.abs(api.serverNow() - (Date.now() + ahead))).toBeLessThan(5_000);
     api.dataClockOffsetMs = null; // a service that sends no `now`: its Date header
     expect(Math.abs(api.serverNow() - (Date.now() - 120_000))).toBeLessThan(5_000);
+  });
+});
+
+describe('pool leaves', () => {
+  it('a VM leaf links to the VM it names, found by name in the VM list', async () => {
+    const tree = fixture<PoolTreeDoc[]>('pools.json')[0];
+    const f = renderIn(<PoolTreeEditor initial={tree} isNew={false} onSaved={() => undefined} onDeleted={() => undefined} />, {
+      'GET /vms': PAGE1,
+    });
+    fireEvent.click(screen.getByTestId('pool-pools[0].children[0]-open-vm'));
+    await waitFor(() => expect(f.opened).toEqual(['#/vm/vm-38']));
+    expect(query(f.calls[0]).get('q')).toBe('oltp-2');
+  });
+
+  it('says so when no VM has the leaf’s name', async () => {
+    const tree = fixture<PoolTreeDoc[]>('pools.json')[0];
+    const f = renderIn(<PoolTreeEditor initial={tree} isNew={false} onSaved={() => undefined} onDeleted={() => undefined} />, {
+      'GET /vms': { items: [], next_cursor: null },
+    });
+    fireEvent.click(screen.getByTestId('pool-pools[0].children[0]-open-vm'));
+    expect((await screen.findByText('no VM named oltp-2')).textContent).toBe('no VM named oltp-2');
+    expect(f.opened).toEqual([]);
   });
 });
 
