@@ -154,3 +154,11 @@ describe('the window changed through Basil', () => {
     expect(WINDOW.changed).toBeNull(); // recorded before any change: basil.yaml's window
   });
 });
+
+describe('trigger words', () => {
+  it('reads the service’s interval in seconds in larger units', () => {
+    expect(triggerText('every 300 s').text).toBe('every 5 min');
+    expect(triggerText('every 20 s').text).toBe('every 20 s');
+    expect(triggerText("cron '0 2 * * *' in UTC, for 240 min").text).toBe("cron '0 2 * * *' in UTC, for 240 min");
+  });
+});

@@ -11,6 +11,9 @@ from werkzeug.test import TestResponse
 
 from basil.api import plugin_assets
 
+# The first bytes of an ICO file (reserved 0, type 1, one image): enough for a test of serving it.
+ICON = b"\x00\x00\x01\x00\x01\x00"
+
 
 @pytest.fixture
 def dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -19,6 +22,7 @@ def dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "client.html").write_text("<!doctype html><title>Basil in vSphere</title>", encoding="utf-8")
     (tmp_path / "plugin.json").write_text(json.dumps({"manifestVersion": "1.0.0"}), encoding="utf-8")
     (tmp_path / "assets" / "main-abc123.js").write_text("console.log(1)", encoding="utf-8")
+    (tmp_path / "favicon.ico").write_bytes(ICON)
     (tmp_path.parent / "secret.txt").write_text("not for you", encoding="utf-8")
     monkeypatch.setenv(plugin_assets.DIST_ENV, str(tmp_path))
     return tmp_path
@@ -75,3 +79,14 @@ def test_an_unbuilt_plugin_says_how_to_build_it(
 def test_default_is_the_checkout_build(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(plugin_assets.DIST_ENV, raising=False)
     assert plugin_assets.dist_dir() == Path(__file__).resolve().parents[2] / "plugin" / "dist"
+
+
+def test_favicon_is_served_at_the_root_and_under_plugin(client: Flask, dist: Path) -> None:
+    for url in ("/favicon.ico", "/plugin/favicon.ico"):
+        resp = get(client, url)
+        assert (url, resp.status_code, resp.get_data()) == (url, 200, ICON)
+
+
+def test_the_built_plugin_carries_its_favicon() -> None:
+    icon = Path(__file__).resolve().parents[2] / "plugin" / "public" / "favicon.ico"
+    assert icon.read_bytes()[:4] == b"\x00\x00\x01\x00"  # an ICO header, copied into dist/ by the build

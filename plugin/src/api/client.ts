@@ -4,12 +4,16 @@
 import type {
   AuditEntry,
   DatastoreDetail,
+  DatastoreItem,
+  DiskItem,
   DiskModelSeries,
   Entitlements,
   ErrorBody,
   Health,
   Job,
   JobRun,
+  ListPage,
+  ListQuery,
   LoadPoint,
   Me,
   ModelPoint,
@@ -24,6 +28,8 @@ import type {
   Schedules,
   VCenter,
   VmDetail,
+  VmItem,
+  WhatIfAnswer,
 } from './types';
 import { type AuditFilter, auditQuery } from '../shape/audit';
 import type { WindowChange } from '../shape/schedules';
@@ -76,6 +82,20 @@ export function encodeId(id: string): string {
   return encodeURIComponent(id);
 }
 
+const LIST_PARAMS = ['pod', 'datastore', 'vm', 'q', 'tag', 'sort', 'limit', 'cursor'] as const;
+
+/** The query string of a list request (`?q=db&sort=-name&limit=50`), empty values left out. */
+export function listQuery(query: ListQuery): string {
+  const q = new URLSearchParams();
+  for (const key of LIST_PARAMS) {
+    const v = query[key];
+    if (v === undefined || v === null || v === '') continue;
+    q.set(key, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
 export class ApiClient {
   private readonly baseUrl: string;
   private readonly credentials: Credentials;
@@ -105,6 +125,9 @@ export class ApiClient {
     } catch (err) {
       throw new ApiError(0, 'network', err instanceof Error ? err.message : String(err));
     }
+    const date = response.headers.get('Date');
+    const at = date ? Date.parse(date) : Number.NaN;
+    if (!Number.isNaN(at)) this.serverClockOffsetMs = at - Date.now();
     const text = await response.text();
     let parsed: unknown = undefined;
     if (text.trim() !== '') {
@@ -134,14 +157,30 @@ export class ApiClient {
     return this.request<T>('GET', path);
   }
 
+  /** The offset of the service's clock from this browser's, in ms, from the newest answer's Date header
+   * (null before the first answer that had one). */
+  serverClockOffsetMs: number | null = null;
+  /** The offset of the clock the service's timestamps are on (vCenter's) from this browser's, from the
+   * `now` that /health reports when the service sends one (null until then). */
+  dataClockOffsetMs: number | null = null;
+
+  /** "Now" on the clock of the times the service sends: its own `now` where /health gives one, else
+   * the service's Date header, else this browser's clock. */
+  serverNow(): number {
+    return Date.now() + (this.dataClockOffsetMs ?? this.serverClockOffsetMs ?? 0);
+  }
+
   post<T>(path: string, body: unknown = {}): Promise<T> {
     return this.request<T>('POST', path, body);
   }
 
   // --- the resources of API-CONTRACT.md ------------------------------------------------------------
 
-  health(): Promise<Health> {
-    return this.get('/health');
+  async health(): Promise<Health> {
+    const h = await this.get<Health>('/health');
+    const now = typeof h?.now === 'string' ? Date.parse(h.now) : Number.NaN;
+    if (!Number.isNaN(now)) this.dataClockOffsetMs = now - Date.now();
+    return h;
   }
   vcenters(): Promise<VCenter[]> {
     return this.get('/vcenters');
@@ -163,6 +202,22 @@ export class ApiClient {
   }
   datastoreLoad(id: string, hours: number): Promise<LoadPoint[]> {
     return this.get(`/datastores/${encodeId(id)}/load?hours=${hours}`);
+  }
+  /** One page of datastores, filtered and sorted by the service. */
+  datastores(query: ListQuery = {}): Promise<ListPage<DatastoreItem>> {
+    return this.get(`/datastores${listQuery(query)}`);
+  }
+  /** One page of VMs. */
+  vms(query: ListQuery = {}): Promise<ListPage<VmItem>> {
+    return this.get(`/vms${listQuery(query)}`);
+  }
+  /** One page of virtual disks. */
+  disks(query: ListQuery = {}): Promise<ListPage<DiskItem>> {
+    return this.get(`/disks${listQuery(query)}`);
+  }
+  /** Every disk on a datastore predicted once `disks` (disk ids) moved there; changes nothing. */
+  datastoreWhatif(id: string, disks: string[]): Promise<WhatIfAnswer> {
+    return this.post(`/datastores/${encodeId(id)}/whatif`, { disks });
   }
   vm(id: string): Promise<VmDetail> {
     return this.get(`/vms/${encodeId(id)}`);

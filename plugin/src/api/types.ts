@@ -20,6 +20,8 @@ export interface Health {
   scheduler?: string;
   store?: string;
   vcenters: { name: string; connected: boolean; last_collection: string | null }[];
+  /** The service's "now" on the clock of the times it sends (vCenter's), when it reports one. */
+  now?: string | null;
 }
 
 /** The caller as the service sees it (GET /me). */
@@ -81,6 +83,9 @@ export interface Move {
   task?: string | null;
   message?: string | null;
   finished_at?: string | null;
+  /** What happened, as the service words it: moved, already_there, failed, skipped, cancelled, pending, running. */
+  outcome?: string;
+  started_at?: string | null;
   /** "swap": one half of a swap; both halves share swap_group and are applied together. */
   kind?: string;
   swap_group?: number | null;
@@ -415,4 +420,116 @@ export interface AuditEntry {
   outcome: string;
   message?: string | null;
   detail: unknown;
+}
+
+/** A page of a list endpoint (GET /datastores, /vms, /disks): `next_cursor` is null on the last page. */
+export interface ListPage<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** The filters, sort and paging of the list endpoints; every field is optional. */
+export interface ListQuery {
+  pod?: string;
+  datastore?: string;
+  vm?: string;
+  /** A substring of the name. */
+  q?: string;
+  tag?: string;
+  /** A field name, `-` in front for descending: `name`, `-name`. */
+  sort?: string;
+  limit?: number;
+  cursor?: string | null;
+}
+
+export interface NamedRef {
+  id: string;
+  name: string;
+}
+
+export interface DatastoreItem {
+  id: string;
+  name: string;
+  pod: string | null;
+  vcenter?: string;
+  capacity_gb?: number | null;
+  free_gb?: number | null;
+  latency_ms?: number | null;
+  normalized_load?: number | null;
+  P?: number | null;
+  iops?: number | null;
+}
+
+export interface VmItem {
+  id: string;
+  name: string;
+  pod?: string | null;
+  vcenter?: string;
+  datastores: NamedRef[];
+  /** How many virtual disks the VM has. */
+  disks: number;
+  size_gb?: number | null;
+  iops?: number | null;
+  latency_ms?: number | null;
+  power_state?: string | null;
+}
+
+export interface DiskItem {
+  id: string;
+  /** The controller and unit (`scsi0:1`). */
+  unit?: string;
+  label?: string;
+  vm: NamedRef;
+  datastore: NamedRef;
+  pod?: string | null;
+  size_gb?: number | null;
+  iops?: number | null;
+  read_iops?: number | null;
+  write_iops?: number | null;
+  latency_ms?: number | null;
+  read_latency_ms?: number | null;
+  write_latency_ms?: number | null;
+}
+
+/** One disk's predicted figures in a consolidation what-if; null where a figure is undefined. */
+export interface WhatIfWorkload {
+  name: string;
+  group?: string;
+  read_iops: number | null;
+  write_iops: number | null;
+  iops: number | null;
+  read_latency_ms: number | null;
+  write_latency_ms: number | null;
+  confidence: string;
+}
+
+/** What the prediction started from: each disk's newest measurement where it runs now. */
+export interface WhatIfInput {
+  name: string;
+  group?: string;
+  read_iops: number;
+  write_iops: number;
+  read_latency_ms: number;
+  write_latency_ms: number;
+  read_oio?: number | null;
+  write_oio?: number | null;
+  oio_source?: string;
+  alone?: boolean;
+}
+
+/** POST /datastores/{id}/whatif: every disk on the datastore once the chosen ones moved there. */
+export interface WhatIfAnswer {
+  datastore: string;
+  datastore_name?: string;
+  moved: string[];
+  max_conn_source: string;
+  read_mix: number | null;
+  write_mix: number | null;
+  read_iops: number | null;
+  write_iops: number | null;
+  overhead_factor?: number | null;
+  max_conn?: number | null;
+  write_share?: number | null;
+  workloads: WhatIfWorkload[];
+  inputs: WhatIfInput[];
 }

@@ -19,6 +19,8 @@ import { compact } from '../shape/format';
 const DEFAULT_WIDTH = 640;
 const MARKER_LIMIT = 40;
 const M = { top: 12, right: 16, bottom: 28, left: 62 };
+/** Room above the plot for the y axis's title. */
+const TITLE_SPACE = 12;
 
 /**
  * The pixel width of the chart's box, followed as it resizes, so that charts draw at 1:1 and their
@@ -126,8 +128,10 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
   const ys = series.flatMap((s) => s.points.map((p) => p.y));
   if (reference) ys.push(reference.value);
   const yDomain = zeroBasedDomain(ys);
+  // The y axis's title is written level above the plot (a rotated title is hard to read on small charts).
+  const top = yLabel ? M.top + TITLE_SPACE : M.top;
   const x = linearScale(xs, [M.left, W - M.right]);
-  const y = linearScale(yDomain, [height - M.bottom, M.top]);
+  const y = linearScale(yDomain, [height - M.bottom, top]);
   const xt = timeTicks(xs[0], xs[1], Math.max(2, Math.floor(W / 110)));
   const yt = niceTicks(yDomain[0], yDomain[1], 4);
   return (
@@ -142,7 +146,7 @@ export function LineChart({ title, series, height = 200, yLabel, yFormat = compa
         ))}
         <line className="basil-axis-line" x1={M.left} x2={W - M.right} y1={height - M.bottom} y2={height - M.bottom} />
         {yLabel && (
-          <text className="basil-axis" transform={`translate(12 ${(height - M.bottom + M.top) / 2}) rotate(-90)`} textAnchor="middle">
+          <text className="basil-axis basil-axis-title" x={4} y={12} textAnchor="start" data-testid={testId ? `${testId}-ytitle` : undefined}>
             {yLabel}
           </text>
         )}
@@ -207,7 +211,7 @@ export function ModelScatter({ title, points, line, height = 260, emptyText, tes
   if (points.length === 0 && !line) return <Empty title={title} height={height} testId={testId} boxRef={box} text={emptyText} />;
   const d = scatterDomains(points, line);
   const x = linearScale(d.x, [M.left, W - M.right]);
-  const y = linearScale(d.y, [height - M.bottom - 8, M.top]);
+  const y = linearScale(d.y, [height - M.bottom - 8, M.top + TITLE_SPACE]);
   const xt = niceTicks(d.x[0], d.x[1], Math.max(3, Math.floor(W / 90)));
   const yt = niceTicks(d.y[0], d.y[1], 4);
   const x1 = d.x[1];
@@ -226,7 +230,7 @@ export function ModelScatter({ title, points, line, height = 260, emptyText, tes
         <text className="basil-axis" x={(M.left + W - M.right) / 2} y={height - 4} textAnchor="middle">
           outstanding IOs (read OIO)
         </text>
-        <text className="basil-axis" transform={`translate(12 ${(height - M.bottom + M.top) / 2}) rotate(-90)`} textAnchor="middle">
+        <text className="basil-axis basil-axis-title" x={4} y={12} textAnchor="start">
           latency (ms)
         </text>
         {points.map((p, i) => (

@@ -1,7 +1,7 @@
 // The plugin's views are addressed by the URL hash, so that plugin.json can point the vSphere Client at
 // each of them (client.html#/datastore) and the standalone mode can link between them.
 
-export type GlobalTab = 'pods' | 'pools' | 'schedules' | 'history' | 'audit';
+export type GlobalTab = 'pods' | 'vms' | 'datastores' | 'pools' | 'schedules' | 'history' | 'audit';
 
 export type Route =
   | { view: 'global'; tab: GlobalTab }
@@ -9,7 +9,7 @@ export type Route =
   | { view: 'pod'; name: string | null; storagePod: string | null }
   | { view: 'vm'; id: string | null };
 
-const TABS: GlobalTab[] = ['pods', 'pools', 'schedules', 'history', 'audit'];
+const TABS: GlobalTab[] = ['pods', 'vms', 'datastores', 'pools', 'schedules', 'history', 'audit'];
 
 function decode(s: string | undefined): string | null {
   if (s === undefined || s === '') return null;

@@ -75,3 +75,29 @@ export function ago(t: string | null | undefined, now: number = Date.now()): str
   if (s < 86400) return `${Math.round(s / 3600)} h ago`;
   return `${Math.round(s / 86400)} d ago`;
 }
+
+/** A timestamp in full for a tooltip: local date, time to the second and the UTC offset. */
+export function absolute(t: string | null | undefined): string {
+  const v = isoToMs(t);
+  if (v === null) return DASH;
+  const d = new Date(v);
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? '+' : '-';
+  const tz = `UTC${sign}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  return `${dateTime(t)}:${pad(d.getSeconds())} ${tz}`;
+}
+
+/** How far a timestamp is from `now`, both ways: "just now", "5 min ago", "in 2 h". */
+export function relative(t: string | null | undefined, now: number): string {
+  const v = isoToMs(t);
+  if (v === null) return DASH;
+  const s = Math.round((now - v) / 1000);
+  const a = Math.abs(s);
+  if (a < 10) return 'just now';
+  let span: string;
+  if (a < 60) span = `${a} s`;
+  else if (a < 3600) span = `${Math.round(a / 60)} min`;
+  else if (a < 86400) span = `${Math.round(a / 3600)} h`;
+  else span = `${Math.round(a / 86400)} d`;
+  return s > 0 ? `${span} ago` : `in ${span}`;
+}

@@ -139,6 +139,7 @@ function clamp(v: number, lo: number, hi: number): number {
 export function stateTone(state: string | undefined): 'success' | 'danger' | 'warning' | 'info' | 'neutral' {
   switch (state) {
     case 'succeeded':
+    case 'moved':
     case 'ok':
       return 'success';
     case 'failed':

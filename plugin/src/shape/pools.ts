@@ -217,3 +217,78 @@ export function diskEntitlement(
   }
   return null;
 }
+
+export interface EntitlementTreeRow {
+  kind: 'pool' | 'vm' | 'disk' | 'tag';
+  label: string;
+  depth: number;
+  /** The entitlement SRP computed for the row; null where it computed none (a tag row, or before its first run). */
+  ent: Entitlement | null;
+  applied: AppliedSetting | null;
+  /** The VM's id for a link to its view (VM and disk rows). */
+  vmId: string | null;
+}
+
+type VmEnt = Entitlements['vms'][number];
+type DiskEnt = Entitlements['disks'][number];
+
+function leafMatches(leaf: string, vm: VmEnt): boolean {
+  return vm.vm === leaf || vm.vm_id === leaf || (vm.vm_id ?? '').endsWith(`:${leaf}`);
+}
+
+/**
+ * The live entitlements as the tree they are: each pool with its pools and VMs nested under it (a VM
+ * under the pool whose leaf names it), each VM with its disks. VMs reached through a tag sit under that
+ * tag's row when the tree has one tag leaf; otherwise, and for any VM no leaf names, under "other VMs".
+ */
+export function entitlementTree(doc: PoolTreeDoc, e: Entitlements): EntitlementTreeRow[] {
+  const rows: EntitlementTreeRow[] = [];
+  const vms = e.vms ?? [];
+  const disks = e.disks ?? [];
+  const placed = new Set<string>();
+  const pushVm = (vm: VmEnt, depth: number, only?: string) => {
+    placed.add(vm.vm);
+    const id = vm.vm_id ?? null;
+    rows.push({ kind: 'vm', label: vm.vm, depth, ent: vm, applied: null, vmId: id });
+    const own = disks.filter((d: DiskEnt) => d.vm === vm.vm && (only === undefined || d.disk.endsWith(`:${only}`)));
+    for (const d of own) rows.push({ kind: 'disk', label: d.disk, depth: depth + 1, ent: d, applied: d.applied ?? null, vmId: id });
+  };
+  const tagRows: number[] = [];
+  const walk = (nodes: PoolNode[] | undefined, depth: number) => {
+    for (const node of nodes ?? []) {
+      if (node.vm !== undefined) {
+        const vm = vms.find((v) => !placed.has(v.vm) && leafMatches(node.vm ?? '', v));
+        if (vm) pushVm(vm, depth, node.disk || undefined);
+      } else if (node.tag !== undefined) {
+        tagRows.push(rows.length);
+        rows.push({ kind: 'tag', label: node.tag, depth, ent: null, applied: null, vmId: null });
+      } else {
+        const name = node.name ?? '';
+        const ent = (e.pools ?? []).find((p) => p.pool === name) ?? null;
+        rows.push({ kind: 'pool', label: name || '(unnamed pool)', depth, ent, applied: null, vmId: null });
+        walk(node.children, depth + 1);
+      }
+    }
+  };
+  walk(doc.pools, 0);
+  const rest = vms.filter((v) => !placed.has(v.vm));
+  if (rest.length > 0) {
+    if (tagRows.length === 1) {
+      // Insert after the tag's row: build the VM rows apart, then splice them in.
+      const at = tagRows[0];
+      const depth = rows[at].depth + 1;
+      const before = rows.splice(at + 1);
+      for (const vm of rest) pushVm(vm, depth);
+      rows.push(...before);
+    } else {
+      rows.push({ kind: 'pool', label: tagRows.length > 1 ? 'VMs reached through tags' : 'other VMs', depth: 0, ent: null, applied: null, vmId: null });
+      for (const vm of rest) pushVm(vm, 1);
+    }
+  }
+  // Disks of a VM the service did not list on its own still show, at the end.
+  const shown = new Set(rows.filter((r) => r.kind === 'disk').map((r) => r.label));
+  for (const d of disks.filter((x) => !shown.has(x.disk))) {
+    rows.push({ kind: 'disk', label: d.disk, depth: 1, ent: d, applied: d.applied ?? null, vmId: null });
+  }
+  return rows;
+}

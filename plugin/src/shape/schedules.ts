@@ -44,6 +44,9 @@ export function triggerText(trigger: string | null | undefined): { text: string;
     const [, d, h, m, s] = interval;
     return { text: everyText(Number(d ?? 0) * 86_400 + Number(h) * 3_600 + Number(m) * 60 + Number(s)), raw: trigger };
   }
+  // The service's own words for an interval ("every 300 s"), in the units a person reads.
+  const words = /^every (\d+(?:\.\d+)?) s$/.exec(trigger);
+  if (words) return { text: everyText(Number(words[1])), raw: trigger };
   const cron = /^cron\[(.*)\]$/.exec(trigger);
   if (cron) {
     const fields = new Map<string, string>();

@@ -7,8 +7,9 @@ import type { PodSummary, VCenter } from '../api/types';
 import { applyTheme, type Host, StandaloneHost, type ThemeName } from '../host/host';
 import { podForStoragePod, resolveContextId, storagePodOf, urnFor } from '../host/resolve';
 import { type GlobalTab, parseRoute, type Route, routeHash, VIEW_IDS } from '../host/routes';
-import { AppContext, type AppContextValue, ErrorAlert, LoadGate, Tabs, useApp, useLoad } from './common';
+import { AppContext, type AppContextValue, ClockContext, ErrorAlert, LoadGate, Tabs, useApp, useLoad } from './common';
 import { AuditTab, HistoryTab, SchedulesTab } from './GlobalTabs';
+import { DatastoreList, VmList } from './Lists';
 import { PodsOverview } from './PodsOverview';
 import { PoolsTab } from './PoolsEditor';
 import { DatastoreView, PodView } from './StorageViews';
@@ -17,6 +18,8 @@ import { VmView } from './VmView';
 
 const GLOBAL_TABS: { id: GlobalTab; label: string }[] = [
   { id: 'pods', label: 'Pods' },
+  { id: 'vms', label: 'VMs' },
+  { id: 'datastores', label: 'Datastores' },
   { id: 'pools', label: 'Resource pools' },
   { id: 'schedules', label: 'Schedules' },
   { id: 'history', label: 'History' },
@@ -30,6 +33,8 @@ function GlobalView({ tab }: { tab: GlobalTab }) {
       <Tabs tabs={GLOBAL_TABS} active={tab} onSelect={(t) => open(`#/${t}`)} />
       <div className="basil-tab-body">
         {tab === 'pods' && <PodsOverview />}
+        {tab === 'vms' && <VmList />}
+        {tab === 'datastores' && <DatastoreList />}
         {tab === 'pools' && <PoolsTab />}
         {tab === 'schedules' && <SchedulesTab />}
         {tab === 'history' && <HistoryTab />}
@@ -93,6 +98,39 @@ function useHashRoute(): Route {
   return parseRoute(hash);
 }
 
+/** How often relative times ("5 min ago") are redrawn, and how often the service's clock is asked. */
+const CLOCK_TICK_MS = 30_000;
+const CLOCK_ASK_MS = 300_000;
+
+/**
+ * "Now" on the service's clock, for relative times: the service's own `now` from /health when it sends
+ * one (the clock of its timestamps, vCenter's), else its Date header, else this browser's clock. The
+ * function changes every tick, so that every relative time is redrawn.
+ */
+function useServerClock(api: ApiClient, signedIn: boolean): () => number {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    if (!signedIn) return undefined;
+    const ask = () => {
+      api
+        .health()
+        .then(() => setTick((t) => t + 1))
+        .catch(() => undefined); // the Date headers of the other answers still set the clock
+    };
+    ask();
+    const asking = setInterval(ask, CLOCK_ASK_MS);
+    const ticking = setInterval(() => setTick((t) => t + 1), CLOCK_TICK_MS);
+    return () => {
+      clearInterval(asking);
+      clearInterval(ticking);
+    };
+  }, [api, signedIn]);
+  return useMemo(() => {
+    void tick;
+    return () => api.serverNow();
+  }, [api, tick]);
+}
+
 function useTheme(host: Host): ThemeName {
   const [theme, setTheme] = useState<ThemeName>(host.theme());
   useEffect(() => {
@@ -133,6 +171,7 @@ export function App({ host, baseUrl, fetch }: AppProps) {
   );
 
   const vcenters = useLoad<VCenter[]>(() => (signedIn ? api.vcenters() : Promise.resolve([])), `app-vcenters:${signedIn}`);
+  const now = useServerClock(api, signedIn);
 
   const ctx: AppContextValue = useMemo(() => {
     // Inside the vSphere Client an object opens in its own monitor tab, like any object link: a datastore
@@ -195,6 +234,7 @@ export function App({ host, baseUrl, fetch }: AppProps) {
 
   return (
     <AppContext.Provider value={ctx}>
+      <ClockContext.Provider value={now}>
       <div className={`basil-app basil-mode-${host.mode}`} data-theme={theme}>
         {standalone && (
           <header className="header header-6 basil-header">
@@ -237,6 +277,7 @@ export function App({ host, baseUrl, fetch }: AppProps) {
           <RouteView route={route} />
         </main>
       </div>
+      </ClockContext.Provider>
     </AppContext.Provider>
   );
 }

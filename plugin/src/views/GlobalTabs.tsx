@@ -7,7 +7,6 @@ import type { AuditEntry, Health, Job, JobRun, Me, PodHistory, PodSummary, Rebal
 import { LineChart } from '../charts/Charts';
 import { AUDIT_ACTIONS, type AuditFilter, appendPage, nextBefore, viaText, whatText } from '../shape/audit';
 import { historySeries } from '../shape/charts';
-import { dateTime } from '../shape/format';
 import {
   changedFieldsText,
   nextRunText,
@@ -26,7 +25,7 @@ import {
   windowForm,
   windowText,
 } from '../shape/schedules';
-import { Alert, ErrorAlert, HoursPicker, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
+import { Alert, ErrorAlert, HoursPicker, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad, When } from './common';
 
 function asApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError(0, 'client', String(err));
@@ -286,7 +285,7 @@ function JobsTable({ jobs, schedules, scheduler, canRun, onRan }: {
                   {nextRunText(j, scheduler)}
                 </td>
                 <td className="left" data-testid="job-last">
-                  {j.last_run ? dateTime(j.last_run.started) : 'never'}
+                  {j.last_run ? <When t={j.last_run.started} /> : 'never'}
                   {took && <div className="basil-muted basil-reason">took {took}</div>}
                 </td>
                 <td className="left" data-testid="job-outcome">
@@ -346,7 +345,7 @@ function WindowOrigin({ window, isAdmin, onReset }: { window: RebalanceWindow; i
   return (
     <>
       <Alert kind="warning" testId="window-changed">
-        This window differs from the one in basil.yaml: {fields} (changed by {changed.by}, {dateTime(changed.at)}). Basil keeps
+        This window differs from the one in basil.yaml: {fields} (changed by {changed.by}, <When t={changed.at} />). Basil keeps
         these changes across restarts and applies them over basil.yaml, which it does not rewrite.
       </Alert>
       {isAdmin && (
@@ -642,7 +641,9 @@ export function AuditTab() {
                   <tbody>
                     {entries.map((e, i) => (
                       <tr key={e.id ?? `${e.at}-${i}`} data-action={e.action} data-testid="audit-row">
-                        <td className="left basil-nowrap">{dateTime(e.at)}</td>
+                        <td className="left basil-nowrap">
+                          <When t={e.at} />
+                        </td>
                         <td className="left basil-nowrap" data-testid="audit-who">
                           {e.who}
                           {e.via && <div className="basil-muted basil-reason">{viaText(e.via)}</div>}

@@ -3,11 +3,11 @@
 
 import type { DatastoreSummary, Move, PodDetail, PodSummary } from '../api/types';
 import { InlineBar } from '../charts/Charts';
-import { ago, compact, dateTime, gb, iops, ms, pct } from '../shape/format';
+import { compact, gb, iops, ms, pct } from '../shape/format';
 import { datastoreRows, imbalanceStatus, moveEnds, N_NOW_MEANING, pendingMoveCount, pendingMoves, type Status } from '../shape/overview';
-import { LoadGate, Section, StateLabel, useApp, useLoad } from './common';
+import { LoadGate, Section, StateLabel, useApp, useLoad, VmLink, vmOfDisk, When } from './common';
 
-const STATUS_TEXT: Record<Status, string> = {
+export const STATUS_TEXT: Record<Status, string> = {
   ok: 'balanced',
   warn: 'near the threshold',
   over: 'over the threshold',
@@ -128,16 +128,20 @@ export function MovesTable({
         {moves.map((m, i) => (
           <tr key={`${m.id ?? i}-${m.disk}`}>
             <td className="left">
-              {m.vm} <span className="basil-muted">{m.disk.split(':').slice(-2).join(':')}</span>
+              <VmLink id={m.vm_id || vmOfDisk(m.disk)} name={m.vm} /> <span className="basil-muted">{m.disk.split(':').slice(-2).join(':')}</span>
             </td>
             <td className="left">
               {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
             </td>
             <td>{gb(m.size_gb)}</td>
             <td className="left">
-              <StateLabel state={m.state ?? 'pending'} />
+              <StateLabel state={m.outcome ?? m.state ?? 'pending'} />
             </td>
-            <td className="left basil-muted">{m.message ?? (m.finished_at ? dateTime(m.finished_at) : '')}</td>
+            <td className="left basil-muted">
+              <When t={m.finished_at} />
+              {m.finished_at && m.message ? ' · ' : ''}
+              {m.message ?? ''}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -175,7 +179,7 @@ function PodCard({ pod }: { pod: PodSummary }) {
         <ImbalanceBadge pod={pod} />
         <span className="basil-muted" data-testid="pod-activity">
           {pendingText(pendingMoveCount(pod))} ·{' '}
-          {lastRecAt ? `last recommendation ${ago(lastRecAt)}` : 'no recommendation yet: open the pod to compute one'}
+          {lastRecAt ? <When t={lastRecAt} prefix="last recommendation " /> : 'no recommendation yet: open the pod to compute one'}
         </span>
       </div>
       <DatastoreTable

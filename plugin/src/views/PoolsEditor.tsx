@@ -5,13 +5,13 @@
 import { useEffect, useMemo, useState } from 'react';
 import { ApiError } from '../api/client';
 import type { AppliedSetting, Entitlements, PodSummary, PoolNode, PoolTreeDoc, Problem } from '../api/types';
-import { compact, dateTime, iops, limit } from '../shape/format';
+import { compact, iops, limit } from '../shape/format';
 import {
   addChild,
   controlText,
   docForSave,
   emptyTree,
-  entitlementRows,
+  entitlementTree,
   flattenTree,
   type NodePath,
   parseControl,
@@ -20,7 +20,7 @@ import {
   removeNode,
   updateNode,
 } from '../shape/pools';
-import { Alert, ErrorAlert, LoadGate, Section, Spinner, useApp, useLoad } from './common';
+import { Alert, ErrorAlert, LoadGate, Section, Spinner, useApp, useLoad, VmLink, vmHash, When } from './common';
 
 type Field = 'name' | 'vm' | 'disk' | 'tag' | 'reservation' | 'limit' | 'shares';
 
@@ -62,6 +62,45 @@ function FieldInput({
         </span>
       ))}
     </div>
+  );
+}
+
+/**
+ * A VM leaf's link to the VM's view: the leaf names the VM by name or by id, so the id is looked up in
+ * the VM list (an exact name match) when the link is clicked.
+ */
+function LeafVmLink({ vm, testId }: { vm: string; testId: string }) {
+  const { api, open } = useApp();
+  const [missing, setMissing] = useState(false);
+  const name = vm.trim();
+  if (name === '') return null;
+  const go = async () => {
+    setMissing(false);
+    try {
+      const page = await api.vms({ q: name, limit: 50 });
+      const hit = page.items.find((v) => v.name === name || v.id === name || v.id.endsWith(`:${name}`));
+      if (hit) open(vmHash(hit.id));
+      else setMissing(true);
+    } catch {
+      setMissing(true);
+    }
+  };
+  return (
+    <>
+      <a
+        href={vmHash(name)}
+        className="basil-object-link basil-leaf-link"
+        data-testid={testId}
+        title={`open the view of VM ${name}`}
+        onClick={(e) => {
+          e.preventDefault();
+          void go();
+        }}
+      >
+        VM view
+      </a>
+      {missing && <span className="basil-field-error">no VM named {name}</span>}
+    </>
   );
 }
 
@@ -237,6 +276,7 @@ export function PoolTreeEditor({
                     <>
                       <FieldInput row={row} field="vm" value={textOf(row, 'vm')} problems={fieldProblems(row, 'vm')} onChange={(t) => edit(row.path, 'vm', t)} placeholder="VM" width={12} />
                       <FieldInput row={row} field="disk" value={textOf(row, 'disk')} problems={fieldProblems(row, 'disk')} onChange={(t) => edit(row.path, 'disk', t)} placeholder="all disks" width={8} />
+                      <LeafVmLink vm={textOf(row, 'vm')} testId={`pool-${row.path}-open-vm`} />
                     </>
                   )}
                   {row.kind === 'tag' && <FieldInput row={row} field="tag" value={textOf(row, 'tag')} problems={fieldProblems(row, 'tag')} onChange={(t) => edit(row.path, 'tag', t)} placeholder="category/name" width={18} />}
@@ -293,15 +333,26 @@ export function PoolTreeEditor({
   );
 }
 
-function appliedText(a: AppliedSetting | null): string {
-  if (!a) return '';
-  const when = a.issued_at ? ` (${dateTime(a.issued_at)})` : '';
+function AppliedText({ a }: { a: AppliedSetting | null }) {
+  if (!a) return <>not yet</>;
   const outcome = a.outcome && a.outcome !== 'ok' ? ` ${a.outcome}: ${a.message ?? ''}` : '';
-  return `R ${iops(a.reservation)} · L ${limit(a.limit)} · S ${compact(a.shares)}${when}${outcome}`;
+  return (
+    <>
+      R {iops(a.reservation)} · L {limit(a.limit)} · S {compact(a.shares)}
+      {a.issued_at && (
+        <>
+          {' ('}
+          <When t={a.issued_at} />)
+        </>
+      )}
+      {outcome}
+    </>
+  );
 }
 
-function EntitlementsTable({ name }: { name: string }) {
+function EntitlementsTable({ doc }: { doc: PoolTreeDoc }) {
   const { api } = useApp();
+  const name = doc.name;
   const ent = useLoad<Entitlements>(() => api.entitlements(name), `ent:${name}`, 30_000);
   return (
     <LoadGate loaded={ent}>
@@ -311,9 +362,14 @@ function EntitlementsTable({ name }: { name: string }) {
             Array capacity {iops(e.array_iops)} IOPS
             {e.latency_threshold_ms != null && ` at ${compact(e.latency_threshold_ms)} ms`} ·{' '}
             {e.hosts.map((h) => `${h.host}: queue depth ${compact(h.queue_depth)}`).join(' · ') || 'no host figures yet'}
-            {e.computed_at && ` · computed ${dateTime(e.computed_at)}`}
+            {e.computed_at && (
+              <>
+                {' '}
+                · <When t={e.computed_at} prefix="computed " />
+              </>
+            )}
           </p>
-          <table className="table table-compact basil-table">
+          <table className="table table-compact basil-table" data-testid="entitlements-tree">
             <thead>
               <tr>
                 <th className="left">Pool, VM or disk</th>
@@ -326,18 +382,36 @@ function EntitlementsTable({ name }: { name: string }) {
               </tr>
             </thead>
             <tbody>
-              {entitlementRows(e).map((r) => (
-                <tr key={`${r.kind}:${r.label}`} className={r.kind === 'pool' ? 'basil-vm-row' : undefined} data-disk={r.kind === 'disk' ? r.label : undefined}>
-                  <td className={`left${r.kind === 'disk' ? ' basil-indent' : ''}`}>
-                    <span className={`basil-node-kind basil-node-${r.kind}`}>{r.kind}</span> {r.kind === 'vm' ? <strong>{r.label}</strong> : r.label}
+              {entitlementTree(doc, e).map((r, i) => (
+                <tr
+                  key={`${i}:${r.kind}:${r.label}`}
+                  className={r.kind === 'pool' ? 'basil-vm-row' : undefined}
+                  data-kind={r.kind}
+                  data-depth={r.depth}
+                  data-label={r.label}
+                  data-disk={r.kind === 'disk' ? r.label : undefined}
+                >
+                  <td className="left">
+                    <span className="basil-node" style={{ paddingLeft: `${r.depth * 1.25}rem` }}>
+                      <span className={`basil-node-kind basil-node-${r.kind}`}>{r.kind}</span>{' '}
+                      {r.kind === 'vm' ? (
+                        <strong>
+                          <VmLink id={r.vmId} name={r.label} />
+                        </strong>
+                      ) : r.kind === 'disk' ? (
+                        <VmLink id={r.vmId} name={r.label} testId="disk-vm-link" />
+                      ) : (
+                        r.label
+                      )}
+                    </span>
                   </td>
-                  <td>{iops(r.ent.demand)}</td>
-                  <td>{iops(r.ent.entitlement)}</td>
-                  <td>{iops(r.ent.reservation)}</td>
-                  <td>{r.ent.limit === null ? 'unlimited' : limit(r.ent.limit)}</td>
-                  <td>{compact(r.ent.shares)}</td>
+                  <td>{r.ent ? iops(r.ent.demand) : ''}</td>
+                  <td>{r.ent ? iops(r.ent.entitlement) : ''}</td>
+                  <td>{r.ent ? iops(r.ent.reservation) : ''}</td>
+                  <td>{r.ent ? (r.ent.limit === null ? 'unlimited' : limit(r.ent.limit)) : ''}</td>
+                  <td>{r.ent ? compact(r.ent.shares) : ''}</td>
                   <td className="left basil-muted" data-testid={r.kind === 'disk' ? 'applied' : undefined}>
-                    {r.kind === 'disk' ? appliedText(r.applied) || 'not yet' : ''}
+                    {r.kind === 'disk' ? <AppliedText a={r.applied} /> : ''}
                   </td>
                 </tr>
               ))}
@@ -450,7 +524,7 @@ export function PoolsTab() {
       </Section>
       {current && !draftNew && (
         <Section title={`Live entitlements: ${current.name}`}>
-          <EntitlementsTable name={current.name} />
+          <EntitlementsTable doc={current} />
         </Section>
       )}
     </div>

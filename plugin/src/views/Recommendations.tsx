@@ -5,10 +5,10 @@ import { useState } from 'react';
 import { ApiError } from '../api/client';
 import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Recommendation } from '../api/types';
 import { BeforeAfterBars } from '../charts/Charts';
-import { compact, dateTime, gb } from '../shape/format';
+import { compact, gb } from '../shape/format';
 import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars, swapLabel } from '../shape/overview';
 import { imbalanceLine, isStale, pinnedSummary, predictionErrorLine, predictionRows } from '../shape/recommendation';
-import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad } from './common';
+import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad, VmLink, vmOfDisk, When } from './common';
 
 /** The disks that keep a pod over its threshold because they may not move, with the reason for each. */
 function PinnedBlock({ rec }: { rec: Recommendation }) {
@@ -30,7 +30,9 @@ function PinnedBlock({ rec }: { rec: Recommendation }) {
           {entries.map((e) => (
             <tr key={`${e.vm}-${e.disks.join(',')}`} data-code={e.code}>
               <td className="left">
-                <div className="basil-nowrap">{e.vm_name ?? e.vm}</div>
+                <div className="basil-nowrap">
+                  <VmLink id={e.vm} name={e.vm_name ?? e.vm} />
+                </div>
                 <div className="basil-muted basil-nowrap">{e.disks.join(', ')}</div>
               </td>
               <td className="left">{e.datastore_name ?? e.datastore}</td>
@@ -128,7 +130,9 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
         {moves.map((m, i) => (
           <tr key={`${m.disk}-${i}`} className={highlight && touches(m) ? 'basil-selected' : undefined} data-move={m.disk}>
             <td className="left">
-              <div className="basil-nowrap">{m.vm}</div>
+              <div className="basil-nowrap">
+                <VmLink id={m.vm_id || vmOfDisk(m.disk)} name={m.vm} />
+              </div>
               <div className="basil-muted basil-nowrap">{m.disk}</div>
             </td>
             <td className="left">
@@ -234,7 +238,7 @@ export function PlanProgress({ planId, datastores, onFinished }: { planId: strin
                   {p.moves.map((m, i) => (
                     <tr key={`${m.id ?? i}`} data-move={m.disk} data-state={m.state}>
                       <td className="left">
-                        {m.vm} <span className="basil-muted">{m.disk}</span>
+                        <VmLink id={m.vm_id || vmOfDisk(m.disk)} name={m.vm} /> <span className="basil-muted">{m.disk}</span>
                       </td>
                       <td className="left">
                         {moveEnds(m, datastores).from} → {moveEnds(m, datastores).to}
@@ -336,14 +340,14 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
             ) : r.moves.length === 0 ? (
               <>
                 <p data-testid="balanced">
-                  No moves recommended for {pod} at {dateTime(r.created_at)}: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
+                  No moves recommended for {pod} <When t={r.created_at} />: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
                 </p>
                 <PinnedBlock rec={r} />
               </>
             ) : (
               <>
                 <p>
-                  Computed {dateTime(r.created_at)}: {movesSummary(r.moves)}. Imbalance{' '}
+                  Computed <When t={r.created_at} />: {movesSummary(r.moves)}. Imbalance{' '}
                   <strong>{compact(r.before?.imbalance)}</strong> → <strong data-testid="imbalance-after">{compact(r.after?.imbalance)}</strong>
                   {r.stop_reason ? ` (${r.stop_reason})` : ''}.
                 </p>

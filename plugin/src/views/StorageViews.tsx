@@ -5,11 +5,12 @@ import { useState } from 'react';
 import type { DatastoreDetail, LoadPoint, ModelPoint, PodDetail, PodHistory } from '../api/types';
 import { LineChart, ModelScatter } from '../charts/Charts';
 import { fittedLine, historySeries, timeSeries } from '../shape/charts';
-import { compact, dateTime, gb, iops, ms } from '../shape/format';
+import { compact, gb, iops, ms } from '../shape/format';
 import { datastoreFlags, imbalanceStatus, N_NOW_MEANING, nowAgainstLastRun } from '../shape/overview';
-import { HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
-import { DatastoreTable, ImbalanceBadge } from './PodsOverview';
+import { HoursPicker, LoadGate, NotFound, Section, Stat, useApp, useLoad, When } from './common';
+import { DatastoreTable, ImbalanceBadge, STATUS_TEXT } from './PodsOverview';
 import { PredictionPanel, RecommendationPanel } from './Recommendations';
+import { DatastoreDisks, WhatIfDialog } from './WhatIf';
 
 const NO_RUNS = 'No model run in this time range yet: N is recorded each time the model job runs.';
 
@@ -33,7 +34,7 @@ export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; 
                 <Stat label="fit r²" value={compact(d.model?.r2)} />
                 <Stat label="samples used" value={d.model?.points_used ?? '—'} />
                 <Stat label="status" value={d.model?.status ?? d.model_status} />
-                <Stat label="fitted" value={dateTime(d.model?.fitted_at)} />
+                <Stat label="fitted" value={<When t={d.model?.fitted_at} fallback="—" />} />
               </div>
               {d.model?.summary && <p data-testid="model-summary">{d.model.summary}</p>}
               <ModelScatter
@@ -58,6 +59,7 @@ export function DeviceModelPanel({ datastoreId, hours }: { datastoreId: string; 
 export function DatastoreView({ id }: { id: string }) {
   const { api, open } = useApp();
   const [hours, setHours] = useState(6);
+  const [whatIf, setWhatIf] = useState(false);
   const ds = useLoad<DatastoreDetail>(() => api.datastore(id), `dsv:${id}`, 30_000);
   const load = useLoad<LoadPoint[]>(() => api.datastoreLoad(id, hours), `load:${id}:${hours}`, 60_000);
   const podName = ds.data?.pod ?? null;
@@ -66,6 +68,13 @@ export function DatastoreView({ id }: { id: string }) {
     `dspod:${podName ?? ''}`,
     30_000,
   );
+  if (!ds.data && ds.error?.status === 404) {
+    return (
+      <div data-testid="datastore-view">
+        <NotFound what="datastore" id={id} error={ds.error} listHash="#/datastores" listLabel="datastores" />
+      </div>
+    );
+  }
   return (
     <div data-testid="datastore-view">
       <LoadGate loaded={ds}>
@@ -85,8 +94,12 @@ export function DatastoreView({ id }: { id: string }) {
                   {f}
                 </span>
               ))}
+              <button type="button" className="btn btn-sm btn-outline" data-testid="whatif-open" onClick={() => setWhatIf(true)}>
+                What if…
+              </button>
               <HoursPicker hours={hours} onChange={setHours} />
             </div>
+            {whatIf && <WhatIfDialog datastoreId={d.id} datastoreName={d.name} pod={d.pod} onClose={() => setWhatIf(false)} />}
             <div className="basil-stats">
               <Stat label="N now (current placement)" value={compact(d.normalized_load)} testId="stat-N" hint={N_NOW_MEANING} />
               <Stat label="ΣL" value={compact(d.load_sum_L)} />
@@ -113,7 +126,7 @@ export function DatastoreView({ id }: { id: string }) {
                         />
                         {runs.differs ? (
                           <p className="basil-help" data-testid="n-now-note">
-                            N now ({compact(now)}) differs from the last model run ({compact(runs.lastN)} at {dateTime(runs.lastAt)}):
+                            N now ({compact(now)}) differs from the last model run ({compact(runs.lastN)}, <When t={runs.lastAt} fallback="—" />):
                             the disks on this datastore or their models changed since, for example a move just applied. The next
                             model run brings the chart up to date.
                           </p>
@@ -129,6 +142,7 @@ export function DatastoreView({ id }: { id: string }) {
               </Section>
               <DeviceModelPanel datastoreId={id} hours={hours} />
             </div>
+            <DatastoreDisks datastoreId={d.id} />
             {d.pod ? (
               <RecommendationPanel pod={d.pod} datastores={pod.data?.datastores ?? [d]} focus={d.id} />
             ) : (
@@ -159,7 +173,10 @@ export function PodView({ name }: { name: string }) {
                   {p.name}
                 </h2>
                 <span className="label">{p.mode}</span>
-                <span className={`basil-status-dot basil-status-${imbalanceStatus(p.imbalance, p.threshold)}`} />
+                <span className="basil-status" data-testid="pod-status" data-status={imbalanceStatus(p.imbalance, p.threshold)}>
+                  <span className={`basil-status-dot basil-status-${imbalanceStatus(p.imbalance, p.threshold)}`} aria-hidden="true" />
+                  <span className="basil-status-text">{STATUS_TEXT[imbalanceStatus(p.imbalance, p.threshold)]}</span>
+                </span>
                 <HoursPicker hours={hours} onChange={setHours} />
               </div>
               <div className="basil-view-head">

@@ -6,15 +6,15 @@ import { useState } from 'react';
 import type { DiskDetail, DiskModelSeries, Entitlements, VmDetail, VmPoolRef } from '../api/types';
 import { LineChart } from '../charts/Charts';
 import { seriesColor, timeSeries } from '../shape/charts';
-import { compact, dateTime, iops, limit, ms, pct } from '../shape/format';
+import { compact, iops, limit, ms, pct } from '../shape/format';
 import { diskEntitlement } from '../shape/pools';
-import { Alert, ErrorAlert, HoursPicker, LoadGate, Section, Stat, useApp, useLoad } from './common';
+import { Alert, datastoreHash, ErrorAlert, HoursPicker, LoadGate, NotFound, ObjectLink, Section, Stat, useApp, useLoad, When } from './common';
 
 const PARAMS = [
   { key: 'oio', title: 'Outstanding IOs', unit: '' },
-  { key: 'io_size_kb', title: 'IO size', unit: ' KB' },
-  { key: 'read_pct', title: 'Read', unit: ' %' },
-  { key: 'random_pct', title: 'Random', unit: ' %' },
+  { key: 'io_size_kb', title: 'IO size', unit: 'KB' },
+  { key: 'read_pct', title: 'Reads', unit: '%' },
+  { key: 'random_pct', title: 'Random IOs', unit: '%' },
 ] as const;
 
 function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
@@ -29,7 +29,7 @@ function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
               key={p.key}
               title={`${disk.instance}: ${p.title} (90th percentile)`}
               height={150}
-              yLabel={`${p.title}${p.unit}`}
+              yLabel={`${p.title} (90th percentile${p.unit ? `, ${p.unit}` : ''}) over time`}
               series={[{ name: `${p.title} p90`, points: timeSeries(m.points, (x) => x[p.key]), color: seriesColor(i) }]}
               emptyText="No workload model fitted in this time range"
               testId={`param-${p.key}`}
@@ -38,7 +38,7 @@ function DiskCharts({ disk, hours }: { disk: DiskDetail; hours: number }) {
           <LineChart
             title={`${disk.instance}: load L`}
             height={150}
-            yLabel="load L (eq. 1)"
+            yLabel="Load L (BASIL eq. 1) over time"
             series={[{ name: 'L', points: timeSeries(m.points, (x) => x.L), color: seriesColor(5) }]}
             emptyText="No workload model fitted in this time range"
             testId="param-L"
@@ -58,7 +58,14 @@ function DiskCard({ disk, hours, trees, entitlements }: { disk: DiskDetail; hour
   return (
     <Section title={`${disk.label ?? 'Disk'} (${disk.instance})`} testId={`disk-${disk.instance}`}>
       <div className="basil-stats">
-        <Stat label="datastore" value={disk.datastore_name ?? disk.datastore} />
+        <Stat
+          label="datastore"
+          value={
+            <ObjectLink hash={datastoreHash(disk.datastore)} testId="disk-datastore-link">
+              {disk.datastore_name ?? disk.datastore}
+            </ObjectLink>
+          }
+        />
         <Stat label="size" value={`${compact(disk.size_gb)} GB`} />
         <Stat label="pool tree" value={tree ?? 'none'} testId="disk-pool" />
         <Stat label="OIO (p90)" value={compact(w?.oio)} />
@@ -77,7 +84,15 @@ function DiskCard({ disk, hours, trees, entitlements }: { disk: DiskDetail; hour
         <Stat label="demand" value={srp ? `${iops(srp.ent.demand)} IOPS` : '—'} />
         <Stat
           label="last issued by Basil"
-          value={applied ? `${applied.outcome ?? 'ok'} ${applied.issued_at ? dateTime(applied.issued_at) : ''}` : 'never'}
+          value={
+            applied ? (
+              <>
+                {applied.outcome ?? 'ok'} <When t={applied.issued_at} />
+              </>
+            ) : (
+              'never'
+            )
+          }
           testId="srp-applied"
         />
       </div>
@@ -104,6 +119,13 @@ export function VmView({ id }: { id: string }) {
     `vm-ent:${id}:${treeKey}`,
     30_000,
   );
+  if (!vm.data && vm.error?.status === 404) {
+    return (
+      <div data-testid="vm-view">
+        <NotFound what="VM" id={id} error={vm.error} listHash="#/vms" listLabel="VMs" />
+      </div>
+    );
+  }
   return (
     <div data-testid="vm-view">
       <LoadGate loaded={vm}>

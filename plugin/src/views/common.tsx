@@ -4,6 +4,7 @@
 import { createContext, useCallback, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ApiError, type ApiClient } from '../api/client';
 import type { Host } from '../host/host';
+import { absolute, relative } from '../shape/format';
 import { stateTone } from '../shape/overview';
 
 export interface AppContextValue {
@@ -137,7 +138,7 @@ export function LoadGate<T>({ loaded, children }: { loaded: Loaded<T>; children:
 export function StateLabel({ state }: { state: string | undefined }) {
   const tone = stateTone(state);
   const cls = tone === 'neutral' ? 'label' : `label label-${tone}`;
-  return <span className={cls}>{state ?? 'unknown'}</span>;
+  return <span className={cls}>{(state ?? 'unknown').replace(/_/g, ' ')}</span>;
 }
 
 export function Tabs<T extends string>({
@@ -169,30 +170,70 @@ export function Tabs<T extends string>({
   );
 }
 
+const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * A modal dialog over a backdrop that dims and blocks the page: focus moves into it on opening, Tab and
+ * Shift+Tab stay inside it, Escape closes it, and focus goes back where it was on closing.
+ */
 export function Modal({
   title,
   children,
   footer,
   onClose,
   testId,
+  size,
 }: {
   title: string;
   children: ReactNode;
   footer: ReactNode;
   onClose: () => void;
   testId?: string;
+  size?: 'lg' | 'xl';
 }) {
+  const dialog = useRef<HTMLDivElement | null>(null);
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
   useEffect(() => {
+    const before = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    const box = dialog.current;
+    const focusables = () => (box ? [...box.querySelectorAll<HTMLElement>(FOCUSABLE)] : []);
+    (focusables()[0] ?? box)?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') onClose();
+      if (e.key === 'Escape') {
+        e.preventDefault();
+        closeRef.current();
+        return;
+      }
+      if (e.key !== 'Tab' || !box) return;
+      const items = focusables();
+      if (items.length === 0) {
+        e.preventDefault();
+        box.focus();
+        return;
+      }
+      const first = items[0];
+      const last = items[items.length - 1];
+      const active = document.activeElement;
+      if (e.shiftKey && (active === first || !box.contains(active))) {
+        e.preventDefault();
+        last.focus();
+      } else if (!e.shiftKey && (active === last || !box.contains(active))) {
+        e.preventDefault();
+        first.focus();
+      }
     };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [onClose]);
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      before?.focus();
+    };
+  }, []);
   return (
     <>
+      <div className="basil-modal-backdrop" aria-hidden="true" data-testid={testId ? `${testId}-backdrop` : undefined} />
       <div className="modal basil-modal" data-testid={testId}>
-        <div className="modal-dialog" role="dialog" aria-modal="true" aria-label={title}>
+        <div className={`modal-dialog${size ? ` modal-${size}` : ''}`} role="dialog" aria-modal="true" aria-label={title} ref={dialog} tabIndex={-1}>
           <div className="modal-content">
             <div className="modal-header">
               <h3 className="modal-title">{title}</h3>
@@ -202,7 +243,6 @@ export function Modal({
           </div>
         </div>
       </div>
-      <div className="modal-backdrop" aria-hidden="true" />
     </>
   );
 }
@@ -245,5 +285,86 @@ export function HoursPicker({ hours, onChange }: { hours: number; onChange: (h: 
         </button>
       ))}
     </span>
+  );
+}
+
+/** "Now" on the clock of the service's timestamps (a new function each time the clock ticks). */
+export const ClockContext = createContext<() => number>(() => Date.now());
+
+export function useNow(): () => number {
+  return useContext(ClockContext);
+}
+
+/** A timestamp as the plugin shows them all: relative to the service's now, the absolute on hover. */
+export function When({ t, prefix = '', fallback, testId }: { t: string | null | undefined; prefix?: string; fallback?: string; testId?: string }) {
+  const now = useNow();
+  if (!t) return fallback !== undefined ? <>{fallback}</> : null;
+  return (
+    <time dateTime={t} title={absolute(t)} className="basil-when" data-testid={testId}>
+      {prefix}
+      {relative(t, now())}
+    </time>
+  );
+}
+
+/** The hash of an object's view in this plugin. */
+export function vmHash(id: string): string {
+  return `#/vm/${encodeURIComponent(id)}`;
+}
+
+export function datastoreHash(id: string): string {
+  return `#/datastore/${encodeURIComponent(id)}`;
+}
+
+/** The VM id in a disk id (`vm-43:scsi0:1` → `vm-43`; with a vCenter prefix, `lab:vm-43:scsi0:1` → `lab:vm-43`). */
+export function vmOfDisk(disk: string): string {
+  const parts = disk.split(':');
+  return parts.length >= 3 ? parts.slice(0, -2).join(':') : disk;
+}
+
+/** A link that opens an object's view (a VM, a datastore) through the app's navigation. */
+export function ObjectLink({ hash, children, testId, title }: { hash: string; children: ReactNode; testId?: string; title?: string }) {
+  const { open } = useApp();
+  return (
+    <a
+      href={hash}
+      className="basil-object-link"
+      data-testid={testId}
+      title={title}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey) return;
+        e.preventDefault();
+        open(hash);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** A VM's name linking to its view, or the bare name when the VM's id is unknown. */
+export function VmLink({ id, name, testId = 'vm-link' }: { id: string | null | undefined; name: ReactNode; testId?: string }) {
+  if (!id) return <>{name}</>;
+  return (
+    <ObjectLink hash={vmHash(id)} testId={testId} title={`open VM ${id}`}>
+      {name}
+    </ObjectLink>
+  );
+}
+
+/** Said where an object the URL names does not exist (404): what was asked for, and a way back. */
+export function NotFound({ what, id, error, listHash, listLabel }: { what: string; id: string; error: ApiError; listHash: string; listLabel: string }) {
+  return (
+    <div data-testid="not-found">
+      <Alert kind="warning">
+        No {what} <code>{id}</code>: {error.describe()}
+      </Alert>
+      <p className="basil-back-links">
+        <a href={listHash} data-testid="back-link">
+          ← Back to {listLabel}
+        </a>
+        <a href="#/pods">Overview</a>
+      </p>
+    </div>
   );
 }

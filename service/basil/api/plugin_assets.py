@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, jsonify, send_from_directory
+from flask.blueprints import BlueprintSetupState
 
 DIST_ENV = "BASIL_PLUGIN_DIST"
 
@@ -67,6 +68,18 @@ def manifest() -> Response:
 def index() -> Response:
     """The standalone UI (what `make demo` opens)."""
     return _send("index.html", "no-cache")
+
+
+def favicon() -> Response:
+    """The plugin's icon at the site's root too, where browsers look for it unasked (``/favicon.ico``)."""
+    return _send("favicon.ico", "public, max-age=86400")
+
+
+@blueprint.record_once
+def _favicon_at_root(state: BlueprintSetupState) -> None:
+    # Outside the blueprint's /plugin prefix; named in the blueprint, so that it is documented with the
+    # plugin's other public files.
+    state.app.add_url_rule("/favicon.ico", endpoint=f"{blueprint.name}.favicon", view_func=favicon)
 
 
 @blueprint.get("/<path:path>")
