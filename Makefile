@@ -70,10 +70,11 @@ demo: $(STAMP) lab plugin
 	$(PY) scripts/demo.py $(if $(FRESH),--fresh)
 
 # A wheel in dist/ that carries the built plugin and the migrations (docs/packaging.md). Built without
-# build isolation, from the venv's setuptools: no network.
+# build isolation, from the venv's setuptools: no network. setuptools' staging (build/lib) is cleared
+# first, so that no file deleted from the sources lingers in the wheel.
 .PHONY: wheel
 wheel: $(STAMP) plugin
-	rm -rf dist
+	rm -rf dist build/lib build/bdist.*
 	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
 
 bench: $(STAMP)

@@ -48,7 +48,7 @@ setup(
     packages=[*find_packages("service"), "basil.data"],
     package_data={
         "basil": ["py.typed"],
-        "basil.data": ["*.yaml"],
+        "basil.data": ["*"],
         "basil.store.migrations": ["script.py.mako"],
     },
     cmdclass={"build_py": BuildWithPlugin},

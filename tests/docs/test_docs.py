@@ -18,8 +18,9 @@ picks up by itself):
 - A block opened with ```` ```text ```` is shown, never run: use it for output, for commands this
   machine cannot run (a real vCenter, root or a container engine, PowerShell) and for ones too long
   for `make test` (benchmarks, `make test` itself). Data blocks (```` ```json ````, ```` ```yaml ````,
-  ```` ```jsonc ````, ```` ```powershell ````) are not run either. A fence without a language is an
-  error: every block says what it is.
+  ```` ```jsonc ````) are not run either; ```` ```powershell ```` blocks are not run (no PowerShell
+  here), but each Basil cmdlet they call must be exported by the module. A fence without a language
+  is an error: every block says what it is.
 
 The scratch copy is the working tree without .git, var/, dist/, caches and built output; .venv,
 build/, plugin/node_modules and plugin/dist are symbolic links to the checkout's (so `make demo` there
@@ -273,3 +274,19 @@ def test_commands_run_as_written(docs_shell: DocsShell, path: Path) -> None:
     assert not readme or path == ROOT / "README.md", "README.md's commands failed first (see its test)"
     failures = docs_shell.run_file(path)
     assert not failures, "\n\n".join(failures)
+
+
+def test_powershell_blocks_use_the_modules_commands() -> None:
+    """PowerShell cannot run here (tests/powershell parses the module itself): every Basil cmdlet the
+    docs' powershell blocks call must be one the module exports."""
+    manifest = (ROOT / "scripts" / "powershell" / "Basil" / "Basil.psd1").read_text(encoding="utf-8")
+    exported = set(re.findall(r"'([A-Z][a-z]+-Basil\w*)'", manifest))
+    assert exported, "no exported function found in Basil.psd1"
+    found = [b for path in doc_files() for b in blocks(path) if b.lang == "powershell"]
+    assert found, "no powershell block in the docs: the check would prove nothing"
+    unknown = [
+        f"{block.where}: {name}"
+        for block in found
+        for name in sorted(set(re.findall(r"\b[A-Z][a-z]+-Basil\w*", block.text)) - exported)
+    ]
+    assert not unknown, f"cmdlets the module does not export: {unknown}"
