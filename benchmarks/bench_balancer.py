@@ -136,7 +136,7 @@ def bench(disks: int, datastores: int, params: BalancerParams, repeat: int) -> N
         f"median {sorted(times)[len(times) // 2]:.3f} s; CPU {min(cpu):.3f} s), "
         f"peak traced memory {peak / 2**20:7.1f} MiB | "
         f"{len(plan.moves):>5} moves, {plan.total_gb:9.0f} GB, f {outcome.before.imbalance:.3f} → "
-        f"{outcome.after.imbalance:.3f} ({outcome.stop}) | build {build_s:.2f} s, "
+        f"{outcome.after.imbalance:.3f} ({outcome.objective}: {outcome.stop}) | build {build_s:.2f} s, "
         f"JSON parse {parse_s:.2f} s ({len(text) / 2**20:.1f} MiB)"
     )
 

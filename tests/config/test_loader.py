@@ -347,7 +347,7 @@ def test_balance_objective_is_read_and_checked(tmp_path: Path) -> None:
     text = FULL.replace("on_move_failure: stop}", "on_move_failure: stop, objective: throughput}")
     config = load_config(write(tmp_path, text), env={})
     assert config.pods[0].balance.objective == "throughput"
-    assert config.pods[1].balance.objective == "normalized_load"
+    assert config.pods[1].balance.objective == "auto"
     found = problems_of(
         write(tmp_path, "pods: [{name: p, vcenter: lab, tag: a/b, balance: {objective: iops}}]\n")
     )

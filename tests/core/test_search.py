@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
 import numpy as np
 import pytest
 
+from basil.core import search
 from basil.core.balancer import recommend
+from basil.core.device_model import DeviceSample
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
 from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
 from basil.core.predictive import allowed_latency
@@ -284,3 +287,53 @@ def test_the_predicted_latency_places_mean_outstanding_reads_on_the_line() -> No
     assert source.datastore == "busy"
     mean_reads = 0.6 * float(np.mean(oio)) * (1.0 + 2.0)
     assert source.latency_ms_before == pytest.approx(1.0 + mean_reads)
+
+
+def _flash_samples(now: float) -> tuple[DeviceSample, ...]:
+    """A flash datastore measured at 1-3 outstanding reads: 0.2 ms + 0.02 ms per IO."""
+    out = []
+    for i in range(40):
+        oio = 1.0 + 2.0 * (i % 10) / 9.0
+        latency = 0.2 + 0.02 * oio
+        out.append(
+            DeviceSample(
+                "esx-1",
+                oio,
+                round(latency),
+                1000.0 * oio / latency,
+                8.0,
+                0.0,
+                now - 20.0 * i,
+                latency_us=1000.0 * latency,
+            )
+        )
+    return tuple(out)
+
+
+def test_throughput_does_not_load_a_line_far_beyond_its_fitted_range(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Flash fitted at 1-3 outstanding reads (90th percentile about 2.8); twelve disks of 1 read each
+    # on a slow datastore. Moving them all would use the flash line at 12: the round stops at twice
+    # the fitted range.
+    now = 1_700_000_000.0
+    flash = dataclasses.replace(datastore("flash", performance=None), samples=_flash_samples(now))
+    disks = [
+        dataclasses.replace(
+            disk(f"vm{k}/d0", "slow", load=None),
+            samples=tuple(
+                WorkloadSample(1.0, 8.0, 100.0, 100.0, time=now - 20.0 * i, read_oio=1.0) for i in range(10)
+            ),
+        )
+        for k in range(12)
+    ]
+    snap = snapshot([datastore("slow", performance=0.2), flash], disks, now=now)
+    plan = recommend(snap, THROUGHPUT)
+    fit = plan.datastores["flash"].fit
+    assert fit is not None
+    assert fit.credible
+    assert fit.oio_range is not None
+    moved = sum(1 for m in plan.moves if m.target == "flash")
+    assert 0 < moved <= 2.0 * fit.oio_range[1]
+    # Without the limit the same round piles more onto the flash line.
+    monkeypatch.setattr(search, "EXTRAPOLATION_LIMIT", math.inf)
+    unlimited = sum(1 for m in recommend(snap, THROUGHPUT).moves if m.target == "flash")
+    assert unlimited > moved

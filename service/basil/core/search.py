@@ -492,7 +492,8 @@ class BestMoveSearch(PodRound):
         if self.throughput:
             self._finish(
                 STOP_NO_GAIN,
-                f"no move or swap allowed by the constraints and the fairness rule raises the pod's "
+                f"no move or swap allowed by the constraints, the fairness rule and the device lines' "
+                f"fitted ranges (×{EXTRAPOLATION_LIMIT:g}) raises the pod's "
                 f"predicted IOPS ({self.iops_now:.0f}) by {self.params.min_gain_pct:g} % or more",
             )
             return
