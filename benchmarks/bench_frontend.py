@@ -2,13 +2,14 @@
 
 ``basil.serve.http.HttpServer`` runs in a subprocess over TLS (a self-signed certificate made for the
 run) with a synthetic WSGI application that burns ``--app-ms`` of CPU time in Python (holding the GIL,
-as Basil's views mostly do) and answers 10 KB of JSON. An open-loop generator (``--clients`` threads
+as Basil's views mostly do), then waits ``--app-wait-ms`` with the GIL released (as in a database
+read), and answers 10 KB of JSON. An open-loop generator (``--clients`` threads
 with kept-alive connections, each request on a schedule, latency from its scheduled start) sends
 ``--seconds`` of requests at each rate. Per rate it prints the achieved rate, p50/p99, the server
 process's CPU time per request (independent of how busy the shared machine is) and the load average.
 
     .venv/bin/python benchmarks/bench_frontend.py [--rates 100,200] [--seconds 10] [--app-ms 0]
-        [--clients 16] [--threads 16]
+        [--app-wait-ms 0] [--clients 16] [--threads 16]
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from basil.serve.http import HttpServer  # noqa: E402
 from basil.serve.tls import generate  # noqa: E402
 
 
-def serve(port: int, directory: Path, app_ms: float, threads: int) -> None:
+def serve(directory: Path, app_ms: float, wait_ms: float, threads: int) -> None:
     """The server side (run in the subprocess): HttpServer with the synthetic application."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(str(directory / "basil.crt"), str(directory / "basil.key"))
@@ -50,10 +51,12 @@ def serve(port: int, directory: Path, app_ms: float, threads: int) -> None:
         while time.thread_time() < end:
             digest = hashlib.sha256(digest).digest()
             sum(range(100))
+        if wait_ms:
+            time.sleep(wait_ms / 1000)  # as a database read: the GIL released meanwhile
         start_response("200 OK", [("Content-Type", "application/json")])
         return [payload]
 
-    server = HttpServer(app, "127.0.0.1", port, ssl_context=context, threads=threads)
+    server = HttpServer(app, "127.0.0.1", 0, ssl_context=context, threads=threads)
     server.bind()
     print(f"ready {server.bind_addr[1]}", flush=True)
     server.serve()
@@ -105,16 +108,17 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--app-ms", type=float, default=0.0)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--app-wait-ms", type=float, default=0.0, help="then waits this long, GIL released")
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # the subprocess: its TLS directory
     args = parser.parse_args()
     if args.serve is not None:
-        serve(0, args.serve, args.app_ms, args.threads)
+        serve(args.serve, args.app_ms, args.app_wait_ms, args.threads)
         return 0
     directory = Path(tempfile.mkdtemp(prefix="basil-bench-frontend-"))
     generate(directory, ["localhost"], [ipaddress.ip_address("127.0.0.1")])
     command = [sys.executable, __file__, "--serve", str(directory), "--app-ms", str(args.app_ms)]
-    command += ["--threads", str(args.threads)]
+    command += ["--app-wait-ms", str(args.app_wait_ms), "--threads", str(args.threads)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
@@ -122,8 +126,9 @@ def main() -> int:
         base = f"https://127.0.0.1:{port}"
         load(base, directory / "basil.crt", 20, 1, args.clients)  # warm-up: connections made
         print(
-            f"bench_frontend: HttpServer over TLS, {args.threads} worker threads, an app of "
-            f"{args.app_ms:g} ms CPU answering 10 KB; {args.clients} kept-alive clients, open loop, "
+            f"bench_frontend: HttpServer over TLS, {args.threads} worker threads, an app of {args.app_ms:g} "
+            f"ms CPU then {args.app_wait_ms:g} ms wait answering 10 KB; {args.clients} kept-alive clients, "
+            "open loop, "
             f"{args.seconds:g} s a rate"
         )
         for rate in (float(r) for r in args.rates.split(",") if r):
