@@ -159,6 +159,11 @@ bench-collect: $(STAMP) lab
 bench-api: $(STAMP)
 	$(PY) benchmarks/bench_api.py
 
+# The HTTP front end alone (a synthetic application): its CPU per request and latency (docs/frontend.md).
+.PHONY: bench-frontend
+bench-frontend: $(STAMP)
+	$(PY) benchmarks/bench_frontend.py
+
 # The service's memory on the large lab scenario: an hour of collection, then an hour's outage caught up.
 .PHONY: bench-memory
 bench-memory: $(STAMP) lab
