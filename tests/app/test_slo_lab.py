@@ -6,6 +6,7 @@ damage is exported per group; a tag naming no group is an error naming the field
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +80,27 @@ def test_slo_round_moves_gold_to_flash_and_reports_groups(lab: LabProcess, tmp_p
         text = metrics_text(svc)
         assert f'basil_slo_damage{{basis="predicted",group="gold",pod="{POD}"}}' in text
         assert f'basil_slo_damage{{basis="measured",group="gold",pod="{POD}"}}' in text
+    finally:
+        svc.shutdown()
+
+
+def test_an_slo_plan_is_applied_not_skipped_for_imbalance(lab: LabProcess, tmp_path: Path) -> None:
+    # SLO moves pile gold onto the SSD, which may raise the pod's imbalance: the apply-time check of
+    # the balance goal must not skip them.
+    svc = start(lab, tmp_path)
+    try:
+        rec = svc.recommend_now(POD, OPERATOR)
+        assert rec["moves"]
+        plan = svc.create_plan(OPERATOR, recommendation_id=rec["id"])
+        svc.apply_plan(plan["id"], OPERATOR)
+        for _ in range(400):
+            if svc.plan(plan["id"])["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            lab.step(1)
+            time.sleep(0.02)
+        done = svc.wait_for_plan(plan["id"], timeout_s=60)
+        assert done["state"] == "succeeded", done
+        assert {m["state"] for m in done["moves"]} == {"succeeded"}
     finally:
         svc.shutdown()
 
