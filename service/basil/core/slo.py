@@ -65,6 +65,7 @@ from basil.core.plan import (
     STOP_NOTHING_TO_BALANCE,
     DatastoreEffect,
     Move,
+    Pinned,
     Plan,
     PodOutcome,
     PodState,
@@ -672,17 +673,18 @@ def recommend_slo(
         outcomes.append(outcome)
         reports.append(report)
         effects.update(pod_effects)
+    idle = sum(1 for d in snapshot.disks if d.iops is None)
     plan = Plan(
         moves=tuple(moves),
         pods=tuple(outcomes),
         datastores=models.datastores,
         flagged_disks={d: m.flags for d, m in models.disks.items() if m.flags},
-        pinned=(),
-        notes=tuple(
-            f"{sum(1 for d in snapshot.disks if d.iops is None)} disk(s) without IOPS count as idle"
-            for _ in [0]
-            if any(d.iops is None for d in snapshot.disks)
+        pinned=tuple(
+            Pinned(u.vm, u.disks, u.datastore, u.pinned, u.pinned_reason)
+            for u in units
+            if u.pinned is not None
         ),
+        notes=(f"{idle} disk(s) without IOPS count as idle",) if idle else (),
     )
     return SloResult(plan, tuple(reports), effects)
 
@@ -851,8 +853,6 @@ class _PodRound:
                 continue  # stale: a newer entry for j is in the heap
             tried.append(entry)
             if u_j + self._adds(u, j) > cap:
-                if u_j + 1e-12 >= cap:
-                    continue
                 continue
             name = self.names[j]
             if name == unit.datastore:
