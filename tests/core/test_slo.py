@@ -23,6 +23,7 @@ from basil.core.slo import (
     assign_groups,
     damage_of,
     gradient_step,
+    group_shares,
     mm1_priority_response,
     recommend_slo,
 )
@@ -369,3 +370,12 @@ def test_properties_of_a_round(seed: int) -> None:
     # The model is consistent: the next round starts from the damage this one predicted.
     again = run(applied(snap, result), slo, max_moves=4, max_gb=400.0).pod("default")
     assert again.damage_before == pytest.approx(report.damage_after)
+
+
+def test_group_shares_halve_per_rank() -> None:
+    _, slo = three_tiers()
+    shares, ungrouped = group_shares(slo)
+    assert shares == {"gold": 4000, "silver": 2000, "bronze": 1000}
+    assert ungrouped == 500
+    many = SloParams(groups=tuple(PriorityGroup(f"g{i}", float(i + 1)) for i in range(6)))
+    assert list(group_shares(many)[0].values()) == [4000, 2000, 1000, 500, 250, 250]

@@ -204,6 +204,21 @@ class SloParams:
         return group.tag or f"{self.tag_category}/{group.name}"
 
 
+SHARES_TOP = 4000  # SIOC shares of the highest group (vSphere's "high" is 2000, custom up to 4000)
+SHARES_FLOOR = 250
+
+
+def group_shares(params: SloParams) -> tuple[dict[str, int], int]:
+    """SIOC shares per group, so that SIOC serves the groups about in the order the priority model
+    assumes: the highest group ``SHARES_TOP``, each next one half of the one above (SIOC's own high,
+    normal and low levels are in that ratio), never below ``SHARES_FLOOR``; and the shares of disks
+    without a group, one step below the lowest group. Shares are proportional, not a strict priority:
+    under contention the model is optimistic for the high group (docs/slo.md)."""
+    ranked = params.ranked()
+    shares = {g.name: max(SHARES_TOP >> r, SHARES_FLOOR) for r, g in enumerate(ranked)}
+    return shares, max(SHARES_TOP >> len(ranked), SHARES_FLOOR)
+
+
 def assign_groups(
     params: SloParams,
     snapshot: Snapshot,
