@@ -379,3 +379,12 @@ def test_group_shares_halve_per_rank() -> None:
     assert ungrouped == 500
     many = SloParams(groups=tuple(PriorityGroup(f"g{i}", float(i + 1)) for i in range(6)))
     assert list(group_shares(many)[0].values()) == [4000, 2000, 1000, 500, 250, 250]
+
+
+def test_a_group_tag_of_another_category() -> None:
+    snap, slo = three_tiers()
+    custom = dataclasses.replace(slo.groups[2], vms=(), tag="tiers/cheap")
+    params = dataclasses.replace(slo, groups=(*slo.groups[:2], custom))
+    membership = assign_groups(params, snap, vm_tags={"bronze0": ["tiers/cheap"], "bronze1": ["tiers/other"]})
+    assert membership["bronze0/d"] == "bronze"
+    assert "bronze1/d" not in membership

@@ -516,8 +516,9 @@ def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: S
             measured[d.id] = latency
     snapshot = dataclasses.replace(ps.snapshot, datastores=tuple(stores), disks=tuple(disks))
     tags: dict[str, list[str]] = {}
+    group_tags = {params.group_tag(g) for g in params.groups}
     for path, moids in vm_tags(inventory).items():
-        if path.partition("/")[0] == cfg.tag_category:
+        if path.partition("/")[0] == cfg.tag_category or path in group_tags:
             for moid in moids:
                 tags.setdefault(moid, []).append(path)
     membership = assign_groups(

@@ -291,9 +291,9 @@ def _tag_sources(
     by_tag = {params.group_tag(g): g.name for g in params.groups}
     for vm, tags in sorted(vm_tags.items()):
         for tag in tags:
-            if tag.partition("/")[0] != params.tag_category:
-                continue
             group = by_tag.get(tag)
+            if group is None and tag.partition("/")[0] != params.tag_category:
+                continue  # another category's tag, and no group's
             if group is None:
                 known = ", ".join(sorted(by_tag)) or "none"
                 problems.append(
