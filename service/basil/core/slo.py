@@ -1227,6 +1227,7 @@ _SECTION_KEYS = (
     "vm_tags",
     "pool_vms",
     "measured_ms",
+    "calibrate",
 )
 _GROUP_KEYS = ("name", "drt_ms", "tag", "pools", "vms", "disks")
 
@@ -1254,6 +1255,14 @@ def _section_number(obj: Mapping[str, Any], key: str, default: float, problems: 
         problems.append(Problem(f"slo.{key}", f"must be a number, got {value!r}"))
         return default
     return float(value)
+
+
+def _flag(obj: Mapping[str, Any], key: str, default: bool, problems: list[Problem]) -> bool:
+    value = obj.get(key, default)
+    if not isinstance(value, bool):
+        problems.append(Problem(f"slo.{key}", f"must be true or false, got {value!r}"))
+        return default
+    return value
 
 
 def _group(raw: object, path: str, problems: list[Problem]) -> PriorityGroup | None:
@@ -1295,7 +1304,7 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
       "groups": [{"name": "gold", "drt_ms": 2, "vms"*: [vm], "disks"*: [disk], "pools"*: [pool],
                   "tag"*: "basil-slo/gold"}],
       "tag_category"*: "basil-slo", "utilisation_cap_pct"*: 30, "priority_queues"*: false,
-      "iterations"*: 8, "min_gain_pct"*: 5,
+      "iterations"*: 8, "min_gain_pct"*: 5, "calibrate"*: true,
       "vm_tags"*: {vm: ["basil-slo/gold"]},     # tags as vCenter has them
       "pool_vms"*: {pool: [vm]},                 # SRP pools' VMs
       "measured_ms"*: {disk: 1.7}                # measured read latency, for the report
@@ -1322,10 +1331,8 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
     if not isinstance(category, str) or not category:
         problems.append(Problem("slo.tag_category", "must be a non-empty string"))
         category = DEFAULT_TAG_CATEGORY
-    queues = section.get("priority_queues", False)
-    if not isinstance(queues, bool):
-        problems.append(Problem("slo.priority_queues", f"must be true or false, got {queues!r}"))
-        queues = False
+    queues = _flag(section, "priority_queues", False, problems)
+    calibrate = _flag(section, "calibrate", True, problems)
     iterations = section.get("iterations", 8)
     if isinstance(iterations, bool) or not isinstance(iterations, int):
         problems.append(Problem("slo.iterations", f"must be a whole number ≥ 1, got {iterations!r}"))
@@ -1340,6 +1347,7 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
         iterations=iterations,
         min_gain_pct=_section_number(section, "min_gain_pct", 5.0, problems),
         tag_category=category,
+        calibrate=calibrate,
     )
     problems += params.validate("slo")
     measured: dict[str, float] = {}
