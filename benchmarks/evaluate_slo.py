@@ -14,6 +14,11 @@ Figures, per policy over all seeds and hours, from the measured counters (``virt
 - the total damage: per hour and disk Σ (RT − DRT)²/DRT over the disks above their DRT (the paper's
   damage with its one-hour time unit), summed over hours; per group and in total.
 
+A fourth policy, ``slo+sioc``, is the SLO goal with ``priority_queues`` (the M/M/1 model with
+priorities) and SIOC on every pod datastore (threshold 30 ms, vSphere's default) with each disk at its group's shares,
+as the SRP job sets them: how far the lab's proportional-share SIOC gives the priority the model
+assumes.
+
 Targets (reported, not asserted): damage more than 6× lower than the balance goal's; the gold group
 within its DRT in ≥ 95 % of intervals; no group's damage made worse by more than gold gains.
 
@@ -24,6 +29,7 @@ Run: ``make evaluate-slo`` or ``.venv/bin/python benchmarks/evaluate_slo.py [--s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -40,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from basil.core.balancer import recommend
 from basil.core.params import BalancerParams
 from basil.core.plan import Plan
-from basil.core.slo import PriorityGroup, SloParams, assign_groups, damage_of, recommend_slo
+from basil.core.slo import PriorityGroup, SloParams, assign_groups, damage_of, group_shares, recommend_slo
 from basil.core.snapshot import Snapshot
 from evaluation.labtool import ROOT, LabTool, Placement, Source, Window
 from evaluation.observe import Observations, snapshot
@@ -49,7 +55,8 @@ SCENARIO = "lab/scenarios/slo-tiers.yaml"
 CATEGORY = "basil-slo"
 DRT_MS = {"gold": 2.0, "silver": 15.0, "bronze": 40.0}
 HOUR = 180  # 20 s intervals
-POLICIES = ("none", "balance", "slo")
+POLICIES = ("none", "balance", "slo", "slo+sioc")
+SIOC_MS = 30.0  # slo+sioc: SIOC's congestion threshold on every pod datastore (vSphere's default)
 
 
 @dataclass
@@ -168,8 +175,8 @@ def balance_policy(snap: Snapshot, _measured: dict[str, float], params: Balancer
     return recommend(snap, params)
 
 
-def make_slo_policy(vms: Mapping[str, str]) -> Recommender:
-    slo = slo_params()
+def make_slo_policy(vms: Mapping[str, str], *, priority: bool = False) -> Recommender:
+    slo = dataclasses.replace(slo_params(), priority_queues=priority)
 
     def policy(snap: Snapshot, measured: dict[str, float], params: BalancerParams) -> Plan:
         tags = {vm: [f"{CATEGORY}/{g}"] for vm, g in vms.items()}
@@ -190,13 +197,23 @@ def run_policy(
     tally: Tally,
 ) -> None:
     group_of = {d["id"]: vms[d["vm"]] for d in description["disks"] if d["vm"] in vms}
-    recommenders: dict[str, Recommender] = {"balance": balance_policy, "slo": make_slo_policy(vms)}
+    recommenders: dict[str, Recommender] = {
+        "balance": balance_policy,
+        "slo": make_slo_policy(vms),
+        "slo+sioc": make_slo_policy(vms, priority=True),
+    }
+    shares: dict[str, int] | None = None
+    sioc: dict[str, float] | None = None
+    if policy == "slo+sioc":  # the groups' shares, as the SRP job sets them (basil.app.slo_shares)
+        by_group, _ = group_shares(slo_params())
+        shares = {disk: by_group[group] for disk, group in group_of.items()}
+        sioc = {ds["name"]: SIOC_MS for ds in description["datastores"]}
     placement: Placement = {}
     seen = Observations()
     for h in range(hours):
         window = Window(start=h * HOUR, intervals=HOUR, warmup=9)
         where = {d["id"]: placement.get(d["id"], d["datastore"]) for d in description["disks"]}
-        measured = tool.measure(placement, window)
+        measured = tool.measure(placement, window, shares=shares, sioc_ms=sioc)
         seen.add(measured, where)
         hourly = score_hour(measured, group_of, tally, first=h == 0)
         if policy == "none" or h == hours - 1:

@@ -76,13 +76,28 @@ class LabTool:
     def describe(self) -> dict[str, Any]:
         return self._call("describe")
 
-    def measure(self, placement: Placement, window: Window) -> dict[str, Any]:
+    def measure(
+        self,
+        placement: Placement,
+        window: Window,
+        *,
+        shares: dict[str, int] | None = None,
+        sioc_ms: dict[str, float] | None = None,
+    ) -> dict[str, Any]:
+        """Measure *placement*; *shares* (disk → SIOC shares) and *sioc_ms* (datastore → SIOC's
+        congestion threshold, SIOC on) are set before the window (benchmarks/evaluate_slo.py)."""
+        qos: dict[str, Any] = {}
+        if shares:
+            qos["shares"] = shares
+        if sioc_ms:
+            qos["sioc_ms"] = sioc_ms
         return self._call(
             "measure",
             placement=placement,
             start=window.start,
             warmup=min(window.warmup, window.start),
             intervals=window.intervals,
+            **qos,
         )
 
     def score(self, placements: list[Placement], window: Window) -> list[dict[str, Any]]:

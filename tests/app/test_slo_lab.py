@@ -6,6 +6,7 @@ damage is exported per group; a tag naming no group is an error naming the field
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,12 +40,21 @@ def lab() -> Iterator[LabProcess]:
         yield lab
 
 
-def start(lab: LabProcess, tmp_path: Path, groups: tuple[SloGroupConfig, ...] = GROUPS) -> Service:
+def start(
+    lab: LabProcess, tmp_path: Path, groups: tuple[SloGroupConfig, ...] = GROUPS, *, priority: bool = False
+) -> Service:
     lab.reset()
     lab.set_speed(0)
     lab.step(2)
     url = f"sqlite:///{tmp_path / 'basil.db'}"
-    config = lab_config(lab, url, name=POD, datastore_cluster=POD, goal="slo", slo=SloConfig(groups=groups))
+    config = lab_config(
+        lab,
+        url,
+        name=POD,
+        datastore_cluster=POD,
+        goal="slo",
+        slo=SloConfig(groups=groups, priority_queues=priority),
+    )
     config = dataclasses.replace(config, devices=DEVICES)
     svc = Service(config, Store(url), params_factory=lambda _vc: lab.connection_params())
     svc.start(scheduler=False)
@@ -79,6 +89,47 @@ def test_slo_round_moves_gold_to_flash_and_reports_groups(lab: LabProcess, tmp_p
         text = metrics_text(svc)
         assert f'basil_slo_damage{{basis="predicted",group="gold",pod="{POD}"}}' in text
         assert f'basil_slo_damage{{basis="measured",group="gold",pod="{POD}"}}' in text
+    finally:
+        svc.shutdown()
+
+
+def test_an_slo_plan_is_applied_not_skipped_for_imbalance(lab: LabProcess, tmp_path: Path) -> None:
+    # SLO moves pile gold onto the SSD, which may raise the pod's imbalance: the apply-time check of
+    # the balance goal must not skip them.
+    svc = start(lab, tmp_path)
+    try:
+        rec = svc.recommend_now(POD, OPERATOR)
+        assert rec["moves"]
+        plan = svc.create_plan(OPERATOR, recommendation_id=rec["id"])
+        svc.apply_plan(plan["id"], OPERATOR)
+        for _ in range(400):
+            if svc.plan(plan["id"])["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            lab.step(1)
+            time.sleep(0.02)
+        done = svc.wait_for_plan(plan["id"], timeout_s=60)
+        assert done["state"] == "succeeded", done
+        assert {m["state"] for m in done["moves"]} == {"succeeded"}
+    finally:
+        svc.shutdown()
+
+
+def test_priority_queues_set_sioc_shares_from_the_groups(lab: LabProcess, tmp_path: Path) -> None:
+    svc = start(lab, tmp_path, priority=True)
+    try:
+        run = svc.run_job("srp")
+        assert run["outcome"] == "succeeded", run
+        inventory = svc.inventory("lab")
+        shares = {
+            (vm.name, d.instance): (d.io.shares, inventory.datastores[d.datastore].name)
+            for vm in inventory.vms.values()
+            for d in vm.disks
+        }
+        assert shares[("erp-db-1", "scsi0:1")][0] == 4000  # gold
+        assert shares[("web-1", "scsi0:1")][0] == 2000  # silver
+        assert shares[("files-1", "scsi0:1")][0] == 1000  # bronze
+        # Disks off the pod's datastores keep theirs.
+        assert shares[("erp-db-1", "scsi0:0")] == (1000, "os-lun")
     finally:
         svc.shutdown()
 

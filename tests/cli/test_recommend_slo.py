@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from basil.cli import main
@@ -101,3 +102,23 @@ def test_tier_without_model_or_kind(tmp_path: Path) -> None:
     assert (
         "datastores[2].device_kind: datastore sata-01 has no device model and no device kind" in result.output
     )
+
+
+def test_calibration_to_the_measured_latency(tmp_path: Path) -> None:
+    # The example's measured latencies scale each datastore's model; without them, Table I alone.
+    calibrated = json.loads(run("recommend", "--snapshot", str(SLO_TIERS), "--json").output)
+    doc = example()
+    doc["slo"]["calibrate"] = False
+    plain = json.loads(run("recommend", "--snapshot", write(tmp_path, doc), "--json").output)
+    sata = next(
+        d for d in calibrated["slo"]["pods"]["tiered"]["datastores"].values() if d["device_kind"] == "sata7k"
+    )
+    assert sata["calibration"] != 1.0
+    assert all(d["calibration"] == 1.0 for d in plain["slo"]["pods"]["tiered"]["datastores"].values())
+    gold = next(g for g in calibrated["slo"]["pods"]["tiered"]["groups"] if g["name"] == "gold")
+    # Calibrated, the prediction at the current placement is what the disks measured (IOPS-weighted
+    # per datastore, so per group only close).
+    assert gold["predicted_ms_before"] == pytest.approx(gold["measured_ms"], rel=0.35)
+    doc["slo"]["calibrate"] = "yes"
+    bad = run("recommend", "--snapshot", write(tmp_path, doc))
+    assert "slo.calibrate: must be true or false, got 'yes'" in bad.output

@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 
+from basil.core.constraints import PlacementState, build_units
+from basil.core.normalized_load import resolve_models
 from basil.core.params import BalancerParams
 from basil.core.slo import (
     DEVICE_TABLE,
@@ -21,6 +23,7 @@ from basil.core.slo import (
     assign_groups,
     damage_of,
     gradient_step,
+    group_shares,
     mm1_priority_response,
     recommend_slo,
 )
@@ -295,3 +298,93 @@ def test_membership_naming_an_unknown_group() -> None:
     with pytest.raises(ValidationError) as err:
         recommend_slo(snap, BalancerParams(), slo, {"gold0/d": "platinum"})
     assert fields(err) == ["slo.membership.gold0/d"]
+
+
+# --- properties on random tiered pods --------------------------------------------------------------
+
+
+def random_pod(seed: int) -> tuple[Snapshot, SloParams]:
+    rng = np.random.default_rng(seed)
+    hosts = ("esx-1", "esx-2", "esx-3")
+    stores = [
+        Datastore(
+            name=f"{kind}-{i}",
+            capacity_gb=float(rng.choice([600.0, 1500.0, 4000.0])),
+            free_gb=0.0,
+            hosts=frozenset(hosts[: 2 + i % 2]),
+            device_kind=kind,
+            spindles=int(rng.integers(2, 12)),
+        )
+        for i, kind in enumerate(["ssd", "fc15k", "fc15k", "sata7k", "sata7k"])
+    ]
+    disks: list[Disk] = []
+    members: dict[str, list[str]] = {"gold": [], "silver": [], "bronze": []}
+    for v in range(int(rng.integers(12, 30))):
+        vm = f"vm{v}"
+        if v % 4 < 3:  # every fourth VM has no group
+            members[("gold", "silver", "bronze")[v % 4]].append(vm)
+        w = WorkloadParams(4.0, float(rng.choice([4.0, 8.0, 32.0])), float(rng.uniform(50, 100)), 100.0)
+        disks.append(
+            Disk(
+                id=f"{vm}/d",
+                vm=vm,
+                datastore=stores[int(rng.integers(0, len(stores)))].name,
+                size_gb=float(rng.choice([20.0, 60.0, 150.0])),
+                hosts=frozenset({hosts[int(rng.integers(0, 2))]}),
+                workload=w,
+                iops=float(rng.lognormal(4.0, 0.8)),
+            )
+        )
+    used = {s.name: sum(d.size_gb for d in disks if d.datastore == s.name) for s in stores}
+    stores = [dataclasses.replace(s, capacity_gb=max(s.capacity_gb, used[s.name] * 1.5)) for s in stores]
+    stores = [dataclasses.replace(s, free_gb=s.capacity_gb - used[s.name]) for s in stores]
+    return Snapshot(datastores=tuple(stores), disks=tuple(disks)), groups(**members)
+
+
+@pytest.mark.parametrize("seed", range(8), ids=lambda s: f"seed{s}")
+def test_properties_of_a_round(seed: int) -> None:
+    snap, slo = random_pod(seed)
+    result = run(snap, slo, max_moves=4, max_gb=400.0)
+    moves = result.plan.moves
+    report = result.pod("default")
+    # Within the budget, never worse, and each move's effect starts where the last one ended.
+    assert len(moves) <= 4
+    assert sum(m.size_gb for m in moves) <= 400.0 + 1e-9
+    assert report.damage_after <= report.damage_before
+    if moves:
+        assert report.damage_after < report.damage_before
+    damage = report.damage_before
+    for m in moves:
+        effect = result.effects[m.number]
+        assert effect.damage_before == pytest.approx(damage)
+        damage = effect.damage_after
+    # Hard constraints hold move by move (hosts, space headroom), each unit moves once.
+    params = BalancerParams()
+    state = PlacementState(snap, resolve_models(snap, params), params)
+    units = {frozenset(u.disks): u for u in build_units(snap, resolve_models(snap, params), params)}
+    for m in moves:
+        unit = units[frozenset(m.disks)]
+        assert state.violations(unit, m.target, new_limit=False) == []
+        state.apply(unit, m.source, m.target)
+    assert len({m.vm for m in moves}) == len(moves)
+    # The model is consistent: the next round starts from the damage this one predicted.
+    again = run(applied(snap, result), slo, max_moves=4, max_gb=400.0).pod("default")
+    assert again.damage_before == pytest.approx(report.damage_after)
+
+
+def test_group_shares_halve_per_rank() -> None:
+    _, slo = three_tiers()
+    shares, ungrouped = group_shares(slo)
+    assert shares == {"gold": 4000, "silver": 2000, "bronze": 1000}
+    assert ungrouped == 500
+    many = SloParams(groups=tuple(PriorityGroup(f"g{i}", float(i + 1)) for i in range(6)))
+    assert list(group_shares(many)[0].values()) == [4000, 2000, 1000, 500, 250, 250]
+
+
+def test_a_group_tag_of_another_category() -> None:
+    snap, slo = three_tiers()
+    custom = dataclasses.replace(slo.groups[2], vms=(), tag="tiers/cheap")
+    params = dataclasses.replace(slo, groups=(*slo.groups[:2], custom))
+    membership = assign_groups(params, snap, vm_tags={"bronze0": ["tiers/cheap"], "bronze1": ["tiers/other"]})
+    assert membership["bronze0/d"] == "bronze"
+    assert "bronze1/d" not in membership

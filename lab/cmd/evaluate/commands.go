@@ -173,6 +173,9 @@ func measure(req *request) (*measurement, error) {
 			}
 		}
 	}
+	if err := l.qos(m, req); err != nil {
+		return nil, err
+	}
 	out := &measurement{}
 	per := map[string][]storeTruth{}
 	for k := w.first; k <= w.last; k++ {
@@ -261,4 +264,45 @@ func score(req *request) (*scores, error) {
 		out.Placements = append(out.Placements, t)
 	}
 	return out, nil
+}
+
+// qos applies a measure request's SIOC settings: shares per disk (reservation and limit kept as the
+// scenario has them) and SIOC on per datastore with its congestion threshold.
+func (l *lab) qos(m *physics.Model, req *request) error {
+	ids := make([]string, 0, len(req.Shares))
+	for id := range req.Shares {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var problems []error
+	for _, id := range ids {
+		i, ok := l.diskAt[id]
+		if !ok {
+			problems = append(problems, fmt.Errorf("shares[%q]: no such disk", id))
+			continue
+		}
+		d := l.disks[i]
+		res, lim := l.allocation(i)
+		if err := m.SetIOAllocation(physics.DiskKey{VM: d.vm, Unit: d.unit}, res, lim, req.Shares[id]); err != nil {
+			problems = append(problems, fmt.Errorf("shares[%q]: %w", id, err))
+		}
+	}
+	names := make([]string, 0, len(req.SIOCMs))
+	for ds := range req.SIOCMs {
+		names = append(names, ds)
+	}
+	sort.Strings(names)
+	for _, ds := range names {
+		if err := m.SetSIOC(ds, true, req.SIOCMs[ds]); err != nil {
+			problems = append(problems, fmt.Errorf("sioc_ms[%q]: %w", ds, err))
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// allocation is disk i's reservation and limit as the scenario configures them.
+func (l *lab) allocation(i int) (int64, int64) {
+	d := l.disks[i]
+	io := l.s.VMs[d.vmIndex].Disks[d.dskIndex].IO
+	return io.Reservation, io.LimitIOPS()
 }

@@ -24,6 +24,10 @@ type request struct {
 	Intervals       int                 `json:"intervals"`
 	HeadroomPct     float64             `json:"headroom_pct"`
 	MaxCombinations int                 `json:"max_combinations,omitempty"`
+	// measure only: SIOC shares per disk ("vm/unit") and SIOC turned on with this congestion
+	// threshold (ms) per datastore, set before the first interval (SIOC as the lab models it).
+	Shares map[string]int32   `json:"shares,omitempty"`
+	SIOCMs map[string]float64 `json:"sioc_ms,omitempty"`
 }
 
 type source struct {

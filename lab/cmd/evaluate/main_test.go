@@ -173,6 +173,36 @@ func TestMeasureReportsCountersOfThePod(t *testing.T) {
 	}
 }
 
+// SIOC shares set through a measure request are the lab's SIOC: on the contended 3-disk LUN, the
+// disk given eight times the shares of its neighbours reads faster than with equal shares, and they
+// slower (the SLO goal's priority groups rely on this).
+func TestSharesFavourTheHighShareDisk(t *testing.T) {
+	src := map[string]any{"file": "../../scenarios/basil-6.2.yaml", "seed": 5}
+	latency := func(m measurement, id string) float64 {
+		sum, iops := 0.0, 0.0
+		for _, iv := range m.Intervals {
+			for _, d := range iv.Disks {
+				if d.ID == id {
+					sum += float64(d.ReadIOPS * d.ReadLatencyUs)
+					iops += float64(d.ReadIOPS)
+				}
+			}
+		}
+		return sum / iops
+	}
+	base := map[string]any{"source": src, "start": 30, "warmup": 9, "intervals": 30, "sioc_ms": map[string]any{"3diskLUN": 5}}
+	equal := call[measurement](t, "measure", base)
+	favoured := call[measurement](t, "measure", merge(base, map[string]any{"shares": map[string]any{
+		"oltp-1/scsi0:1": 4000, "oltp-2/scsi0:1": 500, "workstation-1/scsi0:1": 500,
+	}}))
+	if a, b := latency(favoured, "oltp-1/scsi0:1"), latency(equal, "oltp-1/scsi0:1"); !(a < b) {
+		t.Errorf("oltp-1 reads in %.0f µs with 8x the shares, %.0f µs with equal shares", a, b)
+	}
+	if a, b := latency(favoured, "oltp-2/scsi0:1"), latency(equal, "oltp-2/scsi0:1"); !(a > b) {
+		t.Errorf("oltp-2 reads in %.0f µs with 1/8 the shares, %.0f µs with equal shares", a, b)
+	}
+}
+
 func TestBadRequestsNameTheField(t *testing.T) {
 	cases := []struct {
 		name, command, body, want string
@@ -190,6 +220,9 @@ func TestBadRequestsNameTheField(t *testing.T) {
 		{"too many", "best", `{"source":{"family":"large","workloads":30},"intervals":1}`, "above max_combinations"},
 		{"too many disks", "best", `{"source":{"family":"large"},"intervals":1}`, "too many for exhaustive search"},
 		{"subcommand", "frobnicate", `{"source":{"family":"random"}}`, "unknown subcommand"},
+		{"shares disk", "measure", `{"source":{"family":"random"},"intervals":1,"shares":{"x/y":1000}}`, `shares["x/y"]: no such disk`},
+		{"shares range", "measure", `{"source":{"family":"random","seed":1},"intervals":1,"shares":{"oltp-1/scsi0:1":0}}`, `shares["oltp-1/scsi0:1"]: shares: must be between`},
+		{"sioc threshold", "measure", `{"source":{"family":"random","seed":1},"intervals":1,"sioc_ms":{"3diskLUN":2}}`, `sioc_ms["3diskLUN"]: thresholdMs`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ The unit that moves is judged whole: the plan's pending moves of the same VM fro
 the same target (the disks a recommendation moves together). Once one disk of such a unit has moved,
 the rest follow without a check, so a VM's disks are not left split. Moves given by hand are the
 administrator's decision and are not checked; where the disk is now is the executor's check.
+Moves of a pod with ``goal: slo`` are not judged by the imbalance (they may raise it on purpose).
 
 A swap (moves sharing a ``swap_group``: one unit from x to y and another from y to x) is judged as
 one unit too: the imbalance after both halves against the imbalance now, since its first half alone
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from basil.app.recommendation import PodLoad, PodSnapshot, disk_key, pod_load
+from basil.core.slo import GOAL_SLO
 from basil.errors import BasilError
 from basil.store.plans import Move, Plan
 
@@ -167,5 +169,8 @@ class MoveCheck:
             inventory = self.svc.inventory(pod.vcenter, refresh=False)
         except BasilError:
             return ""  # no live view to judge by: the executor's own checks apply
+        if pod.config.goal == GOAL_SLO:
+            # An SLO move may raise the imbalance on purpose: it is not judged by it (docs/slo.md).
+            return ""
         names = {ds.moid: ds.name for ds in inventory.datastores.values()}
         return why_skip(ps, plan, move, names)

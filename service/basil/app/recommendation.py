@@ -515,11 +515,16 @@ def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: S
         if latency is not None:
             measured[d.id] = latency
     snapshot = dataclasses.replace(ps.snapshot, datastores=tuple(stores), disks=tuple(disks))
-    tags = {vm: [p for p, moids in vm_tags(inventory).items() if vm in moids] for vm in inventory.vms}
+    tags: dict[str, list[str]] = {}
+    group_tags = {params.group_tag(g) for g in params.groups}
+    for path, moids in vm_tags(inventory).items():
+        if path.partition("/")[0] == cfg.tag_category or path in group_tags:
+            for moid in moids:
+                tags.setdefault(moid, []).append(path)
     membership = assign_groups(
         params,
         snapshot,
-        vm_tags={vm: t for vm, t in tags.items() if t},
+        vm_tags=tags,
         pool_vms=_pool_vms(inputs.pool_documents, inventory),
         path=f"pods.{pod.name}.slo",
     )

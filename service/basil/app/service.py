@@ -54,6 +54,7 @@ from basil.app.recommendation import (
     disk_read_latency,
     run_round,
 )
+from basil.app.slo_shares import apply_group_shares
 from basil.app.srp_loop import SrpController
 from basil.app.validity import ensure_valid, round_basis, stale_after_move
 from basil.app.vcenters import VCenterLink, connection_params
@@ -701,6 +702,12 @@ class Service:
             disks = {k: dict(v) for k, v in self.latest_disks.items()}
             hosts = {k: dict(v) for k, v in self.latest_hosts.items()}
         outcome = self.srp.run(docs, self.links, disks, hosts)
+        # SIOC shares from the SLO groups, within what is left of the run's change budget.
+        left = int(self.config.srp.max_changes_per_run) - outcome.changes - outcome.failed
+        shares = apply_group_shares(self.resolved_pods(), self.links, docs, left)
+        outcome.changes += shares.issued
+        outcome.failed += shares.failed
+        outcome.notes += shares.notes
         self.counters.inc("basil_srp_changes_total", outcome.changes, outcome="succeeded")
         self.counters.inc("basil_srp_changes_total", outcome.failed, outcome="failed")
         if outcome.changes or outcome.failed or outcome.sioc:

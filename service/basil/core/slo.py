@@ -65,6 +65,7 @@ from basil.core.plan import (
     STOP_NOTHING_TO_BALANCE,
     DatastoreEffect,
     Move,
+    Pinned,
     Plan,
     PodOutcome,
     PodState,
@@ -203,6 +204,21 @@ class SloParams:
         return group.tag or f"{self.tag_category}/{group.name}"
 
 
+SHARES_TOP = 4000  # SIOC shares of the highest group (vSphere's "high" is 2000, custom up to 4000)
+SHARES_FLOOR = 250
+
+
+def group_shares(params: SloParams) -> tuple[dict[str, int], int]:
+    """SIOC shares per group, so that SIOC serves the groups about in the order the priority model
+    assumes: the highest group ``SHARES_TOP``, each next one half of the one above (SIOC's own high,
+    normal and low levels are in that ratio), never below ``SHARES_FLOOR``; and the shares of disks
+    without a group, one step below the lowest group. Shares are proportional, not a strict priority:
+    under contention the model is optimistic for the high group (docs/slo.md)."""
+    ranked = params.ranked()
+    shares = {g.name: max(SHARES_TOP >> r, SHARES_FLOOR) for r, g in enumerate(ranked)}
+    return shares, max(SHARES_TOP >> len(ranked), SHARES_FLOOR)
+
+
 def assign_groups(
     params: SloParams,
     snapshot: Snapshot,
@@ -275,9 +291,9 @@ def _tag_sources(
     by_tag = {params.group_tag(g): g.name for g in params.groups}
     for vm, tags in sorted(vm_tags.items()):
         for tag in tags:
-            if tag.partition("/")[0] != params.tag_category:
-                continue
             group = by_tag.get(tag)
+            if group is None and tag.partition("/")[0] != params.tag_category:
+                continue  # another category's tag, and no group's
             if group is None:
                 known = ", ".join(sorted(by_tag)) or "none"
                 problems.append(
@@ -672,17 +688,18 @@ def recommend_slo(
         outcomes.append(outcome)
         reports.append(report)
         effects.update(pod_effects)
+    idle = sum(1 for d in snapshot.disks if d.iops is None)
     plan = Plan(
         moves=tuple(moves),
         pods=tuple(outcomes),
         datastores=models.datastores,
         flagged_disks={d: m.flags for d, m in models.disks.items() if m.flags},
-        pinned=(),
-        notes=tuple(
-            f"{sum(1 for d in snapshot.disks if d.iops is None)} disk(s) without IOPS count as idle"
-            for _ in [0]
-            if any(d.iops is None for d in snapshot.disks)
+        pinned=tuple(
+            Pinned(u.vm, u.disks, u.datastore, u.pinned, u.pinned_reason)
+            for u in units
+            if u.pinned is not None
         ),
+        notes=(f"{idle} disk(s) without IOPS count as idle",) if idle else (),
     )
     return SloResult(plan, tuple(reports), effects)
 
@@ -851,8 +868,6 @@ class _PodRound:
                 continue  # stale: a newer entry for j is in the heap
             tried.append(entry)
             if u_j + self._adds(u, j) > cap:
-                if u_j + 1e-12 >= cap:
-                    continue
                 continue
             name = self.names[j]
             if name == unit.datastore:
@@ -1212,6 +1227,7 @@ _SECTION_KEYS = (
     "vm_tags",
     "pool_vms",
     "measured_ms",
+    "calibrate",
 )
 _GROUP_KEYS = ("name", "drt_ms", "tag", "pools", "vms", "disks")
 
@@ -1239,6 +1255,14 @@ def _section_number(obj: Mapping[str, Any], key: str, default: float, problems: 
         problems.append(Problem(f"slo.{key}", f"must be a number, got {value!r}"))
         return default
     return float(value)
+
+
+def _flag(obj: Mapping[str, Any], key: str, default: bool, problems: list[Problem]) -> bool:
+    value = obj.get(key, default)
+    if not isinstance(value, bool):
+        problems.append(Problem(f"slo.{key}", f"must be true or false, got {value!r}"))
+        return default
+    return value
 
 
 def _group(raw: object, path: str, problems: list[Problem]) -> PriorityGroup | None:
@@ -1280,7 +1304,7 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
       "groups": [{"name": "gold", "drt_ms": 2, "vms"*: [vm], "disks"*: [disk], "pools"*: [pool],
                   "tag"*: "basil-slo/gold"}],
       "tag_category"*: "basil-slo", "utilisation_cap_pct"*: 30, "priority_queues"*: false,
-      "iterations"*: 8, "min_gain_pct"*: 5,
+      "iterations"*: 8, "min_gain_pct"*: 5, "calibrate"*: true,
       "vm_tags"*: {vm: ["basil-slo/gold"]},     # tags as vCenter has them
       "pool_vms"*: {pool: [vm]},                 # SRP pools' VMs
       "measured_ms"*: {disk: 1.7}                # measured read latency, for the report
@@ -1307,10 +1331,8 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
     if not isinstance(category, str) or not category:
         problems.append(Problem("slo.tag_category", "must be a non-empty string"))
         category = DEFAULT_TAG_CATEGORY
-    queues = section.get("priority_queues", False)
-    if not isinstance(queues, bool):
-        problems.append(Problem("slo.priority_queues", f"must be true or false, got {queues!r}"))
-        queues = False
+    queues = _flag(section, "priority_queues", False, problems)
+    calibrate = _flag(section, "calibrate", True, problems)
     iterations = section.get("iterations", 8)
     if isinstance(iterations, bool) or not isinstance(iterations, int):
         problems.append(Problem("slo.iterations", f"must be a whole number ≥ 1, got {iterations!r}"))
@@ -1325,6 +1347,7 @@ def parse_slo(section: object, snapshot: Snapshot) -> SloSpec:
         iterations=iterations,
         min_gain_pct=_section_number(section, "min_gain_pct", 5.0, problems),
         tag_category=category,
+        calibrate=calibrate,
     )
     problems += params.validate("slo")
     measured: dict[str, float] = {}
