@@ -237,10 +237,12 @@ class CapacitySearch:
 @dataclass
 class _Bracket:
     """The capacity search's bracket: fewer than *need* requests meet the bound at ``lo``, at least
-    *need* at ``hi``. Probes are regula falsi on the admitted count (monotone in C), Illinois-weighted
-    so a side kept twice does not stall it, each at least half a tolerance inside the bracket; they
-    are geometric bisection while the count at ``lo`` is unknown or the bracket is wide. Every probe
-    is an exact RTT pass, so the answer is bisection's to within rel_tol, in fewer passes."""
+    *need* at ``hi``. While it is wide (or the count at ``lo`` unknown) a probe halves it
+    geometrically; then probes are regula falsi on the admitted count (monotone in C),
+    Illinois-weighted so a side kept twice does not stall it, each at least half a tolerance inside
+    the bracket. Where ``hi`` keeps exactly *need* (at 100 % the count is capped) there is no slope
+    and probes bisect; two interpolations that did not halve the bracket are followed by a
+    bisection. Every probe is an exact RTT pass, so the answer is bisection's to within rel_tol."""
 
     lo: float
     hi: float
@@ -250,15 +252,23 @@ class _Bracket:
     weight_lo: float = 1.0
     weight_hi: float = 1.0
     kept: int = 0  # +1 when lo moved last, -1 when hi did
+    window: float = math.inf  # the width when the current run of interpolations began
+    probes: int = 0  # interpolations in the current run
 
     def probe(self, rel_tol: float) -> float:
         lo, hi = self.lo, self.hi
-        if self.got_lo is None or hi > _BISECT_ABOVE * lo:  # far apart: the count curve is too bent
-            mid = math.sqrt(lo * hi)
-        else:
-            below_need = (self.need - self.got_lo) * self.weight_lo
-            above_need = (self.got_hi - self.need) * self.weight_hi
-            mid = lo + (hi - lo) * below_need / max(below_need + above_need, 1e-12)
+        stalled = self.probes >= 2 and hi - lo > 0.5 * self.window
+        # No slope to follow where hi keeps exactly the need (at 100 % the count is capped at n).
+        flat = self.got_hi == self.need
+        if self.got_lo is None or hi > _BISECT_ABOVE * lo or stalled or flat:
+            self.probes = 0
+            return math.sqrt(lo * hi)
+        if self.probes == 0:
+            self.window = hi - lo
+        self.probes += 1
+        below_need = (self.need - self.got_lo) * self.weight_lo
+        above_need = (self.got_hi - self.need) * self.weight_hi
+        mid = lo + (hi - lo) * below_need / max(below_need + above_need, 1e-12)
         margin = 0.5 * rel_tol * hi
         mid = min(max(mid, lo + margin), hi - margin)
         return mid if lo < mid < hi else (lo + hi) / 2.0
@@ -274,6 +284,8 @@ class _Bracket:
             self.weight_lo = 1.0
             self.weight_hi = self.weight_hi * 0.5 if self.kept == 1 else 1.0
             self.kept = 1
+        if self.probes >= 2 and self.hi - self.lo <= 0.5 * self.window:
+            self.probes = 0  # progress: a new run
 
 
 def _search(
