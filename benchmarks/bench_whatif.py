@@ -227,7 +227,9 @@ def error(predicted: float | None, measured: float, signed: list[float]) -> floa
 KEYS = ("mix", "throughput", "X eq. 3-4", "read ms", "write ms")
 
 
-def evaluate(setup: Setup, intervals: int, workdir: Path, cache: dict[str, Any]) -> dict[str, list[float]]:
+def evaluate(
+    setup: Setup, intervals: int, workdir: Path, cache: dict[str, Any], parallelism: float | None = None
+) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
     # Sequential streams lose their sequentiality when consolidated (the array interleaves them):
@@ -238,6 +240,9 @@ def evaluate(setup: Setup, intervals: int, workdir: Path, cache: dict[str, Any])
     alone = {name: figures[name] for name, figures in runs.items()}
     print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
     device = device_fit(setup, runs)
+    if parallelism is not None:
+        print(f"diagnostic: m = {parallelism:g} given instead")
+        device = DeviceParams(max_conn=QUEUE_DEPTH, parallelism=parallelism, parallelism_source="given")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache)
@@ -298,6 +303,11 @@ def main() -> None:
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument("--set", choices=("tuning", "heldout", "both"), default="both")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
+    parser.add_argument(
+        "--parallelism",
+        type=float,
+        help="diagnostic: this m instead of the device model's (e.g. the spindles)",
+    )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     setups = [s(not args.no_triples) for s in (tuning, heldout)]
@@ -306,7 +316,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
-                evaluate(setup, args.intervals, Path(tmp), cache)
+                evaluate(setup, args.intervals, Path(tmp), cache, args.parallelism)
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))

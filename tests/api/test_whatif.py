@@ -128,6 +128,8 @@ def test_datastore_whatif_reads_the_newest_samples(api_env: ApiEnv, document: di
     )
     assert [e.message for e in validator.iter_errors(body)] == []
     assert body["moved"] == [disk]
+    assert body["parallelism"] >= 1  # from the target's device model, a stand-in, or the paper's 1
+    assert body["parallelism_source"]
     moved = next(w for w in body["workloads"] if w["name"] == disk)
     inputs = next(i for i in body["inputs"] if i["name"] == disk)
     assert moved["group"].startswith("from ")

@@ -64,10 +64,15 @@ def test_an_applied_plan_is_measured_an_hour_later_in_vcenter_time(
     rec = svc.recommend_now(POD, OPERATOR)
     assert rec["moves"], rec
     # Every move carries the what-if of its source and target datastores.
-    effect = rec["moves"][0]["consolidation"]
-    assert effect["target"]["datastore"] == rec["moves"][0]["to"].split(":")[-1]
-    assert effect["target"]["disks_total"] >= 1
-    assert effect["source"]["datastore"] == rec["moves"][0]["from"].split(":")[-1]
+    first = rec["moves"][0]
+    effect = first["consolidation"]
+    assert effect["target"]["datastore"] == first["to"].split(":")[-1]
+    assert effect["source"]["datastore"] == first["from"].split(":")[-1]
+    moved = {m["disk"] for m in rec["moves"] if m["move"] == first["move"]}
+    listed = [d["disk"] for d in effect["target"]["disks"]]
+    assert set(listed[: len(moved)]) == moved  # the moved disks are listed first on the target
+    assert not moved & {d["disk"] for d in effect["source"]["disks"]}  # and are gone from the source
+    assert effect["target"]["read_iops"] > 0
     plan = svc.create_plan(OPERATOR, recommendation_id=rec["id"])
     started = lab_now(lab)
     assert run_stepping(svc, lab, plan["id"])["state"] == "succeeded"

@@ -47,8 +47,10 @@ def test_json_answer(tmp_path: Path) -> None:
     assert code == 0, output
     answer = json.loads(output)
     file_p, mail_p = answer["workloads"]
+    # S = C / (1 + A) with A all of mail's outstanding IOs (Little's law: 4.9 reads + 1.12 writes)
+    queue = 35 * 140 / 1000 + 7 * 160 / 1000
     assert file_p["read_latency_ms"] == pytest.approx(
-        30 + 35 / (1 + 35 * 140 / 1000) * 35 * 140 / 1000 + 0.5 * 7 / (1 + 7 * 160 / 1000) * 7 * 160 / 1000
+        30 + 35 / (1 + queue) * 35 * 140 / 1000 + 0.5 * 7 / (1 + queue) * 7 * 160 / 1000
     )
     assert mail_p["confidence"].startswith("never measured alone")
     assert answer["read_mix"] == pytest.approx(290 / 620)

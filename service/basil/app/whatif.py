@@ -20,7 +20,7 @@ target (the moved disks added), each move on the placement before the round.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from basil.core.consolidation import (
@@ -166,11 +166,17 @@ def datastore_whatif(svc: Service, datastore_ident: str, disk_idents: list[str])
     }
 
 
-MAX_LISTED_DISKS = 50  # per datastore in a move's effect; the totals cover all of them
+# Disks listed per datastore in a move's effect (the moved ones first, then the slowest readers);
+# the totals cover all of them. Every move of a round is stored with its effect: keep it small.
+MAX_LISTED_DISKS = 10
 
 
-def _summary(datastore: str, names: Mapping[str, str], disks: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """A datastore's predicted IOPS and IOPS-weighted latencies over *disks* (workload dicts)."""
+def _summary(
+    datastore: str, names: Mapping[str, str], disks: Sequence[dict[str, Any]], first: Set[str] = frozenset()
+) -> dict[str, Any]:
+    """A datastore's predicted IOPS and IOPS-weighted latencies over *disks* (workload dicts); the
+    disks named in *first*, then the slowest readers, are listed."""
+    listed = sorted(disks, key=lambda d: (d["name"] not in first, -float(d["read_latency_ms"])))
     reads = sum(float(d["read_iops"]) for d in disks)
     writes = sum(float(d["write_iops"]) for d in disks)
     read_ms = sum(float(d["read_iops"]) * float(d["read_latency_ms"]) for d in disks)
@@ -190,7 +196,7 @@ def _summary(datastore: str, names: Mapping[str, str], disks: Sequence[dict[str,
                 "read_latency_ms": d["read_latency_ms"],
                 "write_latency_ms": d["write_latency_ms"],
             }
-            for d in disks[:MAX_LISTED_DISKS]
+            for d in listed[:MAX_LISTED_DISKS]
         ],
     }
 
@@ -236,7 +242,9 @@ def move_effects(
         out["source"] = _summary(source, names, [w.to_dict() for w in after_source])
         if on_target or arriving:
             after_target = predict_consolidation([*on_target, *arriving], target_device)
-            out["target"] = _summary(target, names, [w.to_dict() for w in after_target.workloads])
+            out["target"] = _summary(
+                target, names, [w.to_dict() for w in after_target.workloads], first=leaving
+            )
             out["target"]["parallelism"] = target_device.parallelism
         else:
             out["target"] = _summary(target, names, [])

@@ -44,6 +44,7 @@ _SAMPLE_BLOCK = 1 << 16
 _SAMPLE_EVERY = 8
 _GUESS_MARGIN = 0.03
 _WINDOW_MAX = 1 << 16
+_BISECT_ABOVE = 1.25  # the capacity search bisects while hi / lo exceeds this, then interpolates
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,60 @@ class CapacitySearch:
     passes: int
 
 
+@dataclass
+class _Bracket:
+    """The capacity search's bracket: fewer than *need* requests meet the bound at ``lo``, at least
+    *need* at ``hi``. While it is wide (or the count at ``lo`` unknown) a probe halves it
+    geometrically; then probes are regula falsi on the admitted count (monotone in C),
+    Illinois-weighted so a side kept twice does not stall it, each at least half a tolerance inside
+    the bracket. Where ``hi`` keeps exactly *need* (at 100 % the count is capped) there is no slope
+    and probes bisect; two interpolations that did not halve the bracket are followed by a
+    bisection. Every probe is an exact RTT pass, so the answer is bisection's to within rel_tol."""
+
+    lo: float
+    hi: float
+    got_lo: int | None
+    got_hi: int
+    need: int
+    weight_lo: float = 1.0
+    weight_hi: float = 1.0
+    kept: int = 0  # +1 when lo moved last, -1 when hi did
+    window: float = math.inf  # the width when the current run of interpolations began
+    probes: int = 0  # interpolations in the current run
+
+    def probe(self, rel_tol: float) -> float:
+        lo, hi = self.lo, self.hi
+        stalled = self.probes >= 2 and hi - lo > 0.5 * self.window
+        # No slope to follow where hi keeps exactly the need (at 100 % the count is capped at n).
+        flat = self.got_hi == self.need
+        if self.got_lo is None or hi > _BISECT_ABOVE * lo or stalled or flat:
+            self.probes = 0
+            return math.sqrt(lo * hi)
+        if self.probes == 0:
+            self.window = hi - lo
+        self.probes += 1
+        below_need = (self.need - self.got_lo) * self.weight_lo
+        above_need = (self.got_hi - self.need) * self.weight_hi
+        mid = lo + (hi - lo) * below_need / max(below_need + above_need, 1e-12)
+        margin = 0.5 * rel_tol * hi
+        mid = min(max(mid, lo + margin), hi - margin)
+        return mid if lo < mid < hi else (lo + hi) / 2.0
+
+    def update(self, mid: float, got: int) -> None:
+        if got >= self.need:
+            self.hi, self.got_hi = mid, got
+            self.weight_hi = 1.0
+            self.weight_lo = self.weight_lo * 0.5 if self.kept == -1 else 1.0
+            self.kept = -1
+        else:
+            self.lo, self.got_lo = mid, got
+            self.weight_lo = 1.0
+            self.weight_hi = self.weight_hi * 0.5 if self.kept == 1 else 1.0
+            self.kept = 1
+        if self.probes >= 2 and self.hi - self.lo <= 0.5 * self.window:
+            self.probes = 0  # progress: a new run
+
+
 def _search(
     arrivals: FloatArray, need: int, *, bound_s: float, rel_tol: float, lower: float, upper: float
 ) -> CapacitySearch:
@@ -261,12 +316,13 @@ def _search(
         upper = guess * (1.0 + _GUESS_MARGIN)
     lo = max(lower, floor * (1.0 - rel_tol))
     hi = max(upper, floor)
+    got_lo: int | None = None  # admitted at lo, once a pass has measured it
     while True:
         got_hi = rtt_admitted(arrivals, hi, bound_s)
         passes += 1
         if got_hi >= need:
             break
-        lo = hi
+        lo, got_lo = hi, got_hi
         hi *= 2.0
     below = guess * (1.0 - _GUESS_MARGIN)
     if lo < below < hi:
@@ -275,21 +331,17 @@ def _search(
         if got >= need:
             hi, got_hi = below, got
         else:
-            lo = below
+            lo, got_lo = below, got
     if hi <= floor:
         return CapacitySearch(
             capacity=hi, admitted=got_hi, lower=hi * (1.0 - rel_tol), required=need, passes=passes
         )
-    while hi - lo > rel_tol * hi:
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:
-            mid = (lo + hi) / 2.0
-        got = rtt_admitted(arrivals, mid, bound_s)
+    bracket = _Bracket(lo, hi, got_lo, got_hi, need)
+    while bracket.hi - bracket.lo > rel_tol * bracket.hi:
+        mid = bracket.probe(rel_tol)
+        bracket.update(mid, rtt_admitted(arrivals, mid, bound_s))
         passes += 1
-        if got >= need:
-            hi, got_hi = mid, got
-        else:
-            lo = mid
+    lo, hi, got_hi = bracket.lo, bracket.hi, bracket.got_hi
     return CapacitySearch(capacity=hi, admitted=got_hi, lower=lo, required=need, passes=passes)
 
 
