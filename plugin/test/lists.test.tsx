@@ -199,7 +199,8 @@ describe('what if…', () => {
     const list = await screen.findByTestId('whatif-candidates');
     // The disk already on ds-b is not offered.
     expect([...list.querySelectorAll('[data-disk]')].map((e) => e.getAttribute('data-disk'))).toEqual(['vm-38:scsi0:1', 'vm-43:scsi0:1']);
-    expect(query(f.calls[0]).get('pod')).toBe('basil');
+    const podQuery = f.calls.find((c) => query(c).get('pod'));
+    expect(podQuery && query(podQuery).get('pod')).toBe('basil');
     expect((screen.getByTestId('whatif-ask') as HTMLButtonElement).disabled).toBe(true);
     fireEvent.click(within(list.querySelector('[data-disk="vm-38:scsi0:1"]') as HTMLElement).getByTestId('whatif-pick'));
     fireEvent.click(screen.getByTestId('whatif-ask'));
@@ -211,6 +212,8 @@ describe('what if…', () => {
     // Disks by their VM's name (from the disk list), linking to the VM.
     expect(within(moved).getByTestId('vm-link').textContent).toBe('oltp-2');
     expect(within(moved).getByTestId('vm-link').getAttribute('href')).toBe('#/vm/vm-38');
+    const stayed = answer.querySelector('tr[data-disk="vm-41:scsi0:1"]') as HTMLElement;
+    expect(within(stayed).getByTestId('vm-link').textContent).toBe('oltp-3');
     expect(within(moved).getByTestId('whatif-iops').textContent).toBe('510 → 531');
     expect(within(moved).getByTestId('whatif-read-latency').textContent).toBe('4.00 ms → 5.10 ms');
     expect(within(moved).getByTestId('whatif-write-latency').textContent).toBe('4.40 ms → —');

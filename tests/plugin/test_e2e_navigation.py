@@ -224,3 +224,60 @@ def test_the_vm_views_charts_have_level_axis_titles(page: Any, sampled: Basil) -
     assert title.get_attribute("transform") is None
     assert chart.locator("[transform*=rotate]").count() == 0
     shot(page, "vm-charts", full_page=True)
+
+
+def test_the_live_entitlements_show_each_vm_under_its_pool(page: Any, sampled: Basil) -> None:
+    # Two VMs with a disk on the same datastore of the pod, each in a pool of its own.
+    disks = sampled.api("GET", f"/disks?pod={POD}&sort=name&limit=200")["items"]
+    by_datastore: dict[str, list[dict[str, Any]]] = {}
+    for d in disks:
+        by_datastore.setdefault(d["datastore"]["name"], []).append(d)
+    datastore, on = next(
+        (name, ds) for name, ds in sorted(by_datastore.items()) if len({d["vm"]["id"] for d in ds}) >= 2
+    )
+    first, second = sorted({d["vm"]["name"]: d["vm"] for d in on}.values(), key=lambda v: v["name"])[:2]
+    doc = {
+        "name": "nav-tree",
+        "datastore": datastore,
+        "root": {},
+        "pools": [
+            {"name": "gold", "shares": "high", "children": [{"vm": second["name"]}]},
+            {"name": "bronze", "shares": "low", "children": [{"vm": first["name"]}]},
+        ],
+    }
+    sampled.api("POST", "/pools", body=doc, expect=201)
+    sampled.collect(2)
+    sampled.run_job("srp")
+    ent = sampled.api("GET", "/pools/nav-tree/entitlements")
+    assert {p["pool"] for p in ent["pools"]} == {"gold", "bronze"}, ent
+
+    sign_in(page, sampled, "#/pools", role="admin")
+    page.get_by_test_id("pool-select").select_option("nav-tree")
+    tree = page.get_by_test_id("entitlements-tree")
+    tree.locator("tr[data-kind=vm]").first.wait_for()
+    rows = tree.locator("tbody tr")
+    shown = [
+        (
+            rows.nth(i).get_attribute("data-kind"),
+            rows.nth(i).get_attribute("data-depth"),
+            rows.nth(i).get_attribute("data-label"),
+        )
+        for i in range(rows.count())
+    ]
+    disk_rows = {
+        vm: [("disk", "2", d["disk"]) for d in ent["disks"] if d["vm"] == vm]
+        for vm in (first["name"], second["name"])
+    }
+    assert shown == [
+        ("pool", "0", "gold"),
+        ("vm", "1", second["name"]),
+        *disk_rows[second["name"]],
+        ("pool", "0", "bronze"),
+        ("vm", "1", first["name"]),
+        *disk_rows[first["name"]],
+    ]
+    shot(page, "entitlements-tree", full_page=True)
+    # A VM's row links to its view.
+    tree.locator(f"tr[data-kind=vm][data-label='{first['name']}']").get_by_test_id("vm-link").click()
+    page.get_by_test_id("vm-view").wait_for()
+    assert page.evaluate("() => location.hash") == f"#/vm/{first['id']}"

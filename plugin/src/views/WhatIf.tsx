@@ -154,6 +154,8 @@ export function WhatIfDialog({ datastoreId, datastoreName, pod, onClose }: { dat
     () => api.disks({ pod: pod ?? undefined, q: search.trim() || undefined, sort: 'name', limit: PICK_LIMIT }),
     `whatif-candidates:${pod ?? ''}:${search.trim()}`,
   );
+  // The disks already on the datastore, so that the answer names them too (the search may hide them).
+  const here = useLoad<ListPage<DiskItem>>(() => api.disks({ datastore: datastoreId, limit: PICK_LIMIT }), `whatif-here:${datastoreId}`);
   const elsewhere = (candidates.data?.items ?? []).filter((d) => d.datastore.id !== datastoreId);
   const toggle = (id: string) => setPicked((p) => (p.includes(id) ? p.filter((x) => x !== id) : [...p, id]));
   const ask = () => {
@@ -221,7 +223,7 @@ export function WhatIfDialog({ datastoreId, datastoreName, pod, onClose }: { dat
         )}
         {asking && <Spinner label="Predicting…" />}
         <ErrorAlert error={error} testId="whatif-error" />
-        {answer && <Answer answer={answer} names={new Map((candidates.data?.items ?? []).map((d) => [d.id, d]))} />}
+        {answer && <Answer answer={answer} names={new Map([...(here.data?.items ?? []), ...(candidates.data?.items ?? [])].map((d) => [d.id, d]))} />}
       </div>
     </Modal>
   );

@@ -231,9 +231,17 @@ export function Modal({
   }, []);
   return (
     <>
-      <div className="basil-modal-backdrop" aria-hidden="true" data-testid={testId ? `${testId}-backdrop` : undefined} />
-      <div className="modal basil-modal" data-testid={testId}>
-        <div className={`modal-dialog${size ? ` modal-${size}` : ''}`} role="dialog" aria-modal="true" aria-label={title} ref={dialog} tabIndex={-1}>
+      {/* The backdrop is the fixed layer the dialog is centred in: it dims the page and takes its clicks. */}
+      <div className="modal basil-modal basil-modal-backdrop" data-testid={testId ? `${testId}-backdrop` : undefined}>
+        <div
+          className={`modal-dialog${size ? ` modal-${size}` : ''}`}
+          role="dialog"
+          aria-modal="true"
+          aria-label={title}
+          ref={dialog}
+          tabIndex={-1}
+          data-testid={testId}
+        >
           <div className="modal-content">
             <div className="modal-header">
               <h3 className="modal-title">{title}</h3>
