@@ -13,12 +13,13 @@ from basil.core import search
 from basil.core.balancer import recommend
 from basil.core.device_model import DeviceSample
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
-from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, plan_to_dict
+from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, STOP_PREDICTED_LOSS, plan_to_dict
 from basil.core.predictive import allowed_latency
 from basil.core.snapshot import Snapshot
 from basil.core.workload_model import WorkloadSample
 
 from .builders import applied_placement, datastore, disk, snapshot, workload
+from .test_search_equivalence import random_snapshot
 
 THROUGHPUT = BalancerParams(objective=OBJECTIVE_THROUGHPUT)
 
@@ -337,3 +338,24 @@ def test_throughput_does_not_load_a_line_far_beyond_its_fitted_range(monkeypatch
     monkeypatch.setattr(search, "EXTRAPOLATION_LIMIT", math.inf)
     unlimited = sum(1 for m in recommend(snap, THROUGHPUT).moves if m.target == "flash")
     assert unlimited > moved
+
+
+def test_auto_stops_normalized_load_before_a_predicted_loss_of_throughput() -> None:
+    # One tier (P 0.4-3.0), so auto picks normalized_load, and on this pod N-equalisation costs
+    # predicted IOPS: auto stops before the move that would leave them more than 2 % below the
+    # start; normalized_load named explicitly keeps the paper's behaviour and goes on.
+    snap = random_snapshot(1, 120, 5)
+    auto = recommend(snap, BalancerParams(imbalance_threshold=0.0))
+    outcome = auto.pod("default")
+    assert outcome.objective == OBJECTIVE_NORMALIZED_LOAD
+    assert outcome.stop == STOP_PREDICTED_LOSS
+    assert outcome.iops_before is not None
+    assert outcome.iops_after is not None
+    assert outcome.iops_after >= (1.0 - search.GUARD_PCT / 100.0) * outcome.iops_before
+    assert auto.moves
+    paper = recommend(snap, BalancerParams(imbalance_threshold=0.0, objective=OBJECTIVE_NORMALIZED_LOAD))
+    explicit = paper.pod("default")
+    assert explicit.stop != STOP_PREDICTED_LOSS
+    assert len(paper.moves) > len(auto.moves)
+    assert explicit.iops_after is not None
+    assert explicit.iops_after < (1.0 - search.GUARD_PCT / 100.0) * outcome.iops_before
