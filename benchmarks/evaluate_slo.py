@@ -15,9 +15,9 @@ Figures, per policy over all seeds and hours, from the measured counters (``virt
   damage with its one-hour time unit), summed over hours; per group and in total.
 
 A fourth policy, ``slo+sioc``, is the SLO goal with ``priority_queues`` (the M/M/1 model with
-priorities) and SIOC on every pod datastore (threshold 30 ms, vSphere's default) with each disk at its group's shares,
-as the SRP job sets them: how far the lab's proportional-share SIOC gives the priority the model
-assumes.
+priorities) and SIOC on every pod datastore (threshold 30 ms, vSphere's default) with each disk at
+its group's shares, as the SRP job sets them: how far the lab's proportional-share SIOC gives the
+priority the model assumes.
 
 Targets (reported, not asserted): damage more than 6× lower than the balance goal's; the gold group
 within its DRT in ≥ 95 % of intervals; no group's damage made worse by more than gold gains.

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from basil.core.constraints import PlacementState, build_units
+from basil.core.device_model import PER_DEVICE_P
 from basil.core.normalized_load import resolve_models
 from basil.core.params import BalancerParams
 from basil.core.slo import (
@@ -129,6 +130,10 @@ def test_round_predicts_what_the_formula_gives() -> None:
     assert got == pytest.approx(expected)
     assert report.damage_before == pytest.approx(damage_of(expected["gold"], 2.0))
     assert report.utilisation_before["fc"] == pytest.approx(rg + rb)
+
+
+def test_every_device_kind_has_a_table_row() -> None:
+    assert set(DEVICE_TABLE) == set(PER_DEVICE_P)
 
 
 def test_damage_function() -> None:
