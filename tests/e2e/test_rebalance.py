@@ -78,7 +78,11 @@ def test_recommended_plan_applied_through_the_api_improves_the_lab(
         assert after["total_iops"] > before["total_iops"]
 
         audit = serve.get("/api/v1/audit?action=plan.")
-        assert {e["action"] for e in audit} >= {"plan.create", "plan.approve", "plan.apply"}
-        assert all(e["who"] == "e2e-admin" and e["outcome"] == "ok" for e in audit)
+        assert {e["action"] for e in audit} >= {"plan.create", "plan.approve", "plan.apply", "plan.outcome"}
+        # The operator's actions, then the plan's outcome and each Storage vMotion, recorded by Basil.
+        assert all(e["outcome"] == "ok" for e in audit)
+        assert all(e["who"] == ("basil" if e["action"] == "plan.outcome" else "e2e-admin") for e in audit)
+        moved = serve.get("/api/v1/audit?action=move.relocate")
+        assert sorted(e["detail"]["task"] for e in moved) == sorted(m["task"] for m in done["moves"])
     finally:
         assert serve.stop() == 0, serve.log()

@@ -79,6 +79,10 @@ HEALTH: Schema = {
                     "name": STRING,
                     "connected": BOOLEAN,
                     "last_collection": N_TIME,
+                    "now": {
+                        **TIME,
+                        "description": "now on this vCenter's clock, which every time is shown on",
+                    },
                     "problems": array(ref("VCenterProblem")),
                     "next_attempt": N_TIME,
                 },
@@ -109,6 +113,7 @@ VCENTER: Schema = {
         "connected": BOOLEAN,
         "instance_uuid": N_STRING,
         "last_collection": N_TIME,
+        "now": {**TIME, "description": "now on this vCenter's clock, which every time is shown on"},
         "message": N_STRING,
         "last_error": N_STRING,
         "last_error_at": N_TIME,

@@ -69,16 +69,22 @@ def sort_values(kind: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Row:
-    """One item of a list and what filters and sorts it (never changed once built)."""
+    """One item of a list and what filters and sorts it (never changed once built).
+
+    ``item`` holds what changes only with the inventory; a VM's or disk's newest IOPS, latency, OIO
+    and load L change with every collection and fit and are added when a page is answered
+    (:class:`Figures`), so that a collection does not rebuild every row.
+    """
 
     item: Mapping[str, Any]
     vcenter: str
     search: str  # casefolded text that ``q`` is looked for in
     pods: frozenset[str]  # pod names the object is in (a VM: the pods of its disks' datastores)
     datastores: frozenset[tuple[str, str]]  # (vcenter, moid) it is on (a datastore: itself)
-    vm: tuple[str, str] | None  # (vcenter, moid) of the disk's VM
+    vm: tuple[str, str] | None  # (vcenter, moid) of the VM (a VM's own, a disk's VM's)
     tags: frozenset[str]  # "category/name" and "name" of each tag
-    keys: Mapping[str, Any]  # sort key -> value (None: unknown)
+    keys: Mapping[str, Any]  # sort key -> value of the keys fixed by the inventory (None: unknown)
+    disks: tuple[str, ...] = ()  # the instances whose samples and models make the figures
 
 
 @dataclass(frozen=True)
@@ -129,22 +135,22 @@ def decode_cursor(text: str, kind: str, sort: str) -> tuple[Any, ...]:
 
 # --- sorting and paging -----------------------------------------------------------------------------
 
+Ordered = list[tuple[tuple[Any, ...], Row]]
 
-def _order_key(row: Row, key: str, descending: bool) -> tuple[Any, ...]:
+
+def _order_key(value: Any, ident: str, text: bool, descending: bool) -> tuple[Any, ...]:
     """(unknown?, value, id) such that ascending order of the tuple, reversed when *descending*, is
     the list's order with unknown values last either way."""
-    value = row.keys.get(key)
-    ident = str(row.item["id"])
-    text = key == "name"
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return (0 if descending else 1, "" if text else 0.0, ident)
     return (1 if descending else 0, value, ident)
 
 
-def _sorted(rows: Sequence[Row], sort: str) -> list[tuple[tuple[Any, ...], Row]]:
+def _sorted(rows: Sequence[Row], sort: str, value: Callable[[Row, str], Any]) -> Ordered:
     descending = sort.startswith("-")
     key = sort.lstrip("-")
-    keyed = [(_order_key(r, key, descending), r) for r in rows]
+    text = key == "name"
+    keyed = [(_order_key(value(r, key), str(r.item["id"]), text, descending), r) for r in rows]
     keyed.sort(key=lambda kr: kr[0], reverse=descending)
     return keyed
 
@@ -164,7 +170,7 @@ def page(
     sort: str,
     limit: int,
     cursor: str | None,
-) -> Page:
+) -> tuple[list[Row], str | None]:
     """Up to *limit* kept rows after *cursor* in *ordered*, and the cursor of the next page."""
     descending = sort.startswith("-")
     start = 0
@@ -179,18 +185,18 @@ def page(
             else:
                 lo = mid + 1
         start = lo
-    items: list[Mapping[str, Any]] = []
+    rows: list[Row] = []
     last: tuple[Any, ...] | None = None
     more = False
     for k, row in ordered[start:]:
         if not keep(row):
             continue
-        if len(items) == limit:
+        if len(rows) == limit:
             more = True
             break
-        items.append(row.item)
+        rows.append(row)
         last = k
-    return Page(items, encode_cursor(kind, sort, last) if more and last is not None else None)
+    return rows, (encode_cursor(kind, sort, last) if more and last is not None else None)
 
 
 # --- building rows ----------------------------------------------------------------------------------
@@ -325,7 +331,57 @@ def datastore_rows(svc: Service) -> list[Row]:
     return svc.cache.get(("list_rows", "datastores"), _basis(svc, inventories), build)
 
 
+class Figures:
+    """The newest IOPS, latency and OIO of each disk and its workload model's L, as the service holds
+    them now, for the VMs and disks of a page or a sort by one of them."""
+
+    def __init__(self, svc: Service, vcenters: Iterable[str]) -> None:
+        self.samples = {vc: svc.newest_disk_samples(vc) for vc in vcenters}
+        self.models = {vc: svc.disk_models(vc) for vc in self.samples}
+
+    def disk(self, vcenter: str, vm: str, instance: str) -> dict[str, float | None]:
+        sample = self.samples.get(vcenter, {}).get((vm, instance))
+        model = self.models.get(vcenter, {}).get(DiskRef(vcenter, vm, instance))
+        return {
+            "iops": _finite(sample.iops) if sample is not None else None,
+            "latency_ms": _finite(sample.latency_ms) if sample is not None else None,
+            "oio": _finite(sample.oio) if sample is not None else None,
+            "L": _finite(model.load) if model is not None else None,
+        }
+
+    def vm(self, vcenter: str, vm: str, instances: Sequence[str]) -> dict[str, float | None]:
+        """The VM's IOPS (sum over its disks) and IOPS-weighted latency; None with no sample."""
+        latest = self.samples.get(vcenter, {})
+        iops = weighted = 0.0
+        seen = False
+        for instance in instances:
+            sample = latest.get((vm, instance))
+            if sample is None or sample.iops is None:
+                continue
+            seen = True
+            iops += sample.iops
+            weighted += (sample.latency_ms or 0.0) * sample.iops
+        if not seen:
+            return {"iops": None, "latency_ms": None}
+        return {"iops": _finite(iops), "latency_ms": _finite(weighted / iops if iops > 0 else 0.0)}
+
+    def of(self, kind: str, row: Row) -> dict[str, float | None]:
+        assert row.vm is not None
+        if kind == "vms":
+            return self.vm(row.vcenter, row.vm[1], row.disks)
+        return self.disk(row.vcenter, row.vm[1], row.disks[0])
+
+
+#: The sort keys of VMs and disks that change with collections and fits (the others: with the inventory).
+DYNAMIC_KEYS = {"vms": frozenset({"iops", "latency_ms"}), "disks": frozenset({"iops", "latency_ms", "L"})}
+
+
+def _static_basis(svc: Service, inventories: Sequence[tuple[str, Inventory]]) -> Basis:
+    return Basis(tuple(inv for _name, inv in inventories), svc.generations.get(CONFIG))
+
+
 def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
+    """Every VM's and disk's row, built again only when an inventory (or the pods) changed."""
     inventories = _available(svc)
 
     def build() -> tuple[list[Row], list[Row]]:
@@ -333,34 +389,23 @@ def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
         vm_rows: list[Row] = []
         disk_rows: list[Row] = []
         for vcenter, inv in inventories:
-            models = svc.disk_models(vcenter)
-            latest = svc.newest_disk_samples(vcenter)
+            names = {moid: ds.name for moid, ds in inv.datastores.items()}
             for v in inv.vms.values():
                 vm_id = svc.ids.object_id(vcenter, v.moid)
                 vm_ref = {"id": vm_id, "name": v.name}
                 vm_tags = _tag_names(inv, v.moid)
                 on: dict[str, dict[str, str]] = {}
-                vm_iops = vm_lat = 0.0
-                vm_seen = False
                 for d in v.disks:
-                    ds = inv.datastores.get(d.datastore)
-                    ds_ref = {
-                        "id": svc.ids.object_id(vcenter, d.datastore),
-                        "name": ds.name if ds else d.datastore,
-                    }
-                    on.setdefault(d.datastore, ds_ref)
-                    sample = latest.get((v.moid, d.instance))
-                    iops = sample.iops if sample is not None else None
-                    latency = sample.latency_ms if sample is not None else None
-                    if iops is not None:
-                        vm_seen = True
-                        vm_iops += iops
-                        vm_lat += (latency or 0.0) * iops
-                    model = models.get(DiskRef(vcenter, v.moid, d.instance))
-                    load = _finite(model.load) if model is not None else None
+                    ds_ref = on.get(d.datastore)
+                    if ds_ref is None:
+                        ds_ref = {
+                            "id": svc.ids.object_id(vcenter, d.datastore),
+                            "name": names.get(d.datastore, d.datastore),
+                        }
+                        on[d.datastore] = ds_ref
                     pod = pod_of.get((vcenter, d.datastore))
                     item = {
-                        "id": svc.ids.disk_id(vcenter, v.moid, d.instance),
+                        "id": f"{vm_id}:{d.instance}",
                         "unit": d.instance,
                         "label": d.label,
                         "vcenter": vcenter,
@@ -369,10 +414,6 @@ def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
                         "pod": pod,
                         "size_gb": d.capacity_gb,
                         "thin": d.thin,
-                        "iops": _finite(iops),
-                        "latency_ms": _finite(latency),
-                        "oio": _finite(sample.oio) if sample is not None else None,
-                        "L": load,
                     }
                     disk_rows.append(
                         Row(
@@ -383,20 +424,13 @@ def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
                             datastores=frozenset({(vcenter, d.datastore)}),
                             vm=(vcenter, v.moid),
                             tags=vm_tags,
-                            keys={
-                                "name": f"{v.name.casefold()}\x00{d.instance}",
-                                "size_gb": item["size_gb"],
-                                "iops": item["iops"],
-                                "latency_ms": item["latency_ms"],
-                                "L": load,
-                            },
+                            keys={"name": f"{v.name.casefold()}\x00{d.instance}", "size_gb": item["size_gb"]},
+                            disks=(d.instance,),
                         )
                     )
                 pods = sorted({pod_of[(vcenter, m)] for m in on if (vcenter, m) in pod_of})
                 home_pod = pod_of.get((vcenter, v.home_datastore or ""))
                 size = sum(d.capacity_gb for d in v.disks)
-                total_iops = vm_iops if vm_seen else None
-                latency_vm = (vm_lat / vm_iops if vm_iops > 0 else 0.0) if vm_seen else None
                 item_vm = {
                     "id": vm_id,
                     "name": v.name,
@@ -411,8 +445,6 @@ def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
                     "datastores": sorted(on.values(), key=lambda r: (r["name"], r["id"])),
                     "disks": len(v.disks),
                     "size_gb": size,
-                    "iops": _finite(total_iops),
-                    "latency_ms": _finite(latency_vm),
                     "tags": sorted(t for t in vm_tags if "/" in t),
                 }
                 vm_rows.append(
@@ -424,18 +456,13 @@ def _vm_and_disk_rows(svc: Service) -> tuple[list[Row], list[Row]]:
                         datastores=frozenset((vcenter, m) for m in on),
                         vm=(vcenter, v.moid),
                         tags=vm_tags,
-                        keys={
-                            "name": v.name.casefold(),
-                            "disks": len(v.disks),
-                            "size_gb": size,
-                            "iops": item_vm["iops"],
-                            "latency_ms": item_vm["latency_ms"],
-                        },
+                        keys={"name": v.name.casefold(), "disks": len(v.disks), "size_gb": size},
+                        disks=tuple(d.instance for d in v.disks),
                     )
                 )
         return vm_rows, disk_rows
 
-    return svc.cache.get(("list_rows", "vms+disks"), _basis(svc, inventories), build)
+    return svc.cache.get(("list_rows", "vms+disks"), _static_basis(svc, inventories), build)
 
 
 def _rows(svc: Service, kind: str) -> list[Row]:
@@ -445,10 +472,24 @@ def _rows(svc: Service, kind: str) -> list[Row]:
     return vms if kind == "vms" else disks
 
 
-def _ordered(svc: Service, kind: str, sort: str) -> list[tuple[tuple[Any, ...], Row]]:
+def _ordered(svc: Service, kind: str, sort: str) -> Ordered:
+    """The rows of *kind* in the order of *sort*: sorted again when what the key depends on changed."""
     inventories = _available(svc)
-    basis = _basis(svc, inventories)
-    return svc.cache.get(("list_sorted", kind, sort), basis, lambda: _sorted(_rows(svc, kind), sort))
+    key = sort.lstrip("-")
+    if kind in DYNAMIC_KEYS and key in DYNAMIC_KEYS[kind]:
+        names = [name for name, _inv in inventories]
+
+        def by_figures() -> Ordered:
+            figures = Figures(svc, names)
+            return _sorted(_rows(svc, kind), sort, lambda r, k: figures.of(kind, r)[k])
+
+        return svc.cache.get(("list_sorted", kind, sort), _basis(svc, inventories), by_figures)
+    basis = _basis(svc, inventories) if kind == "datastores" else _static_basis(svc, inventories)
+    return svc.cache.get(
+        ("list_sorted", kind, sort),
+        basis,
+        lambda: _sorted(_rows(svc, kind), sort, lambda r, k: r.keys.get(k)),
+    )
 
 
 # --- filters ----------------------------------------------------------------------------------------
@@ -493,6 +534,10 @@ def _filter(svc: Service, kind: str, args: Mapping[str, Any]) -> Callable[[Row],
     tag = args.get("tag")
     if tag is not None:
         checks.append(lambda r: tag in r.tags)
+    if not checks:
+        return lambda _r: True
+    if len(checks) == 1:
+        return checks[0]
     return lambda r: all(c(r) for c in checks)
 
 
@@ -509,4 +554,10 @@ def listing(svc: Service, kind: str, args: Mapping[str, Any]) -> dict[str, Any]:
         raise _bad(unknown[0], f"is not a filter of {kind} (filters: {', '.join(FILTERS[kind])})")
     keep = _filter(svc, kind, args)
     cursor = args.get("cursor")
-    return page(kind, _ordered(svc, kind, sort), keep, sort=sort, limit=limit, cursor=cursor).to_dict()
+    rows, next_cursor = page(kind, _ordered(svc, kind, sort), keep, sort=sort, limit=limit, cursor=cursor)
+    if kind == "datastores":
+        items: list[Mapping[str, Any]] = [r.item for r in rows]
+    else:
+        figures = Figures(svc, sorted({r.vcenter for r in rows}))
+        items = [{**r.item, **figures.of(kind, r)} for r in rows]
+    return Page(items, next_cursor).to_dict()

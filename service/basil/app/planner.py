@@ -488,6 +488,7 @@ class PlanExecutor:
                 outcome="failed" if state == "failed" else "ok",
                 message=f"plan {plan_id} of pod {plan.pod} {state}: {words}",
                 details={"plan": plan_id, "pod": plan.pod, "state": state, "moves": tally},
+                at=self.clock(),
             )
         log.info("plan %d %s (%s)", plan_id, state, text)
         return ended
@@ -755,4 +756,5 @@ class PlanExecutor:
                 "to_name": names.get(move.target_datastore),
                 "size_gb": move.size_bytes / GB,
             },
+            at=self.clock(),
         )

@@ -28,6 +28,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from basil.app import jobs as job_registry
 from basil.app import lists, views
 from basil.app.actor import SYSTEM, Actor, audited
+from basil.app.clock import VCenterClock
 from basil.app.collection import CollectionWriter, StoredChunk, keep_newer
 from basil.app.ids import IdSpace
 from basil.app.metrics import Metrics
@@ -117,6 +118,8 @@ class Service:
         self.links: dict[str, VCenterLink] = {
             vc.name: VCenterLink(vc, params_factory, with_tags=with_tags) for vc in config.vcenters
         }
+        # vCenter's clock per vCenter, read at each collection: what the service shows is on it.
+        self.vcenter_clocks = {name: VCenterClock() for name in self.links}
         self.counters = Metrics()
         self.stopping = threading.Event()
         self.srp = SrpController(store, config.srp)
@@ -396,13 +399,13 @@ class Service:
                 ) from err
             note.details = {"run": run.id}
             note.message = f"run {run.id} of job {job_id} handed to the scheduler"
-            return views.job_run(run)
+            return views.job_run(self, run)
 
     def job_runs(self, job_id: str, limit: int = 20) -> list[dict[str, Any]]:
         """The latest runs of a job, newest first."""
         self._known_job(job_id)
         with self.store.read_session() as session:
-            return [views.job_run(r) for r in runs.recent_runs(session, job_id, limit=limit)]
+            return [views.job_run(self, r) for r in runs.recent_runs(session, job_id, limit=limit)]
 
     def job_run(self, job_id: str, run_id: int) -> dict[str, Any]:
         self._known_job(job_id)
@@ -410,7 +413,7 @@ class Service:
             run = runs.get_run(session, run_id)
         if run.job_id != job_id:
             raise NotFoundError(f"job run {run_id} is a run of {run.job_id}, not of {job_id}")
-        return views.job_run(run)
+        return views.job_run(self, run)
 
     def run_job(self, job_id: str, run_id: int | None = None) -> dict[str, Any]:
         """Run one job now, in this thread, recording the run; a job already running is not run twice.
@@ -437,7 +440,7 @@ class Service:
             if given_up:  # the service stopped meanwhile and recorded why the run never started
                 lock.release()
                 with self.store.read_session() as session:
-                    return views.job_run(runs.get_run(session, run_id))
+                    return views.job_run(self, runs.get_run(session, run_id))
         try:
             if run_id is None:
                 with self.store.session() as session:
@@ -462,7 +465,7 @@ class Service:
             with self.store.session() as session:
                 run = runs.finish_run(session, run_id, outcome, message[:4000], details=details)
             self.counters.observe_job(job_id, outcome, time.monotonic() - started)
-            return views.job_run(run)
+            return views.job_run(self, run)
         finally:
             with self._lock:
                 self._running_runs.pop(job_id, None)
@@ -493,6 +496,7 @@ class Service:
                 problems.append(f"{name}: {err.message}")
                 continue
             link.job_succeeded("collect")
+            self._read_vcenter_clock(name, collector)
             outcome = writer.outcome(report)
             self.counters.inc("basil_collections_total", vcenter=name, outcome="succeeded")
             self.counters.set("basil_missing_counters", len(outcome.missing_counters), vcenter=name)
@@ -504,6 +508,36 @@ class Service:
         if not done and not problems:
             return {"skipped": True, "message": "; ".join(idle) or "no vCenter configured"}
         return {"vcenters": done, "message": "; ".join(problems + idle)}
+
+    def _read_vcenter_clock(self, name: str, collector: PerfCollector) -> None:
+        """A reading of vCenter's clock against the service's (basil.app.clock)."""
+        before = self.clock()
+        try:
+            remote = collector.vcenter_time()
+        except BasilError as err:
+            log.debug("vCenter %s time: %s", name, err.message)
+            return
+        after = self.clock()
+        self.vcenter_clocks[name].note(before + (after - before) / 2, remote)
+
+    def shown(self, moment: datetime | None, vcenter: str | None = None) -> datetime | None:
+        """*moment* of the service's clock on vCenter's clock, as every time Basil shows is
+        (basil.app.clock); *vcenter* None: the first configured."""
+        if moment is None:
+            return None
+        name = vcenter if vcenter in self.vcenter_clocks else next(iter(self.vcenter_clocks), None)
+        return self.vcenter_clocks[name].at(moment) if name is not None else moment
+
+    def local_time(self, shown: datetime, vcenter: str | None = None) -> datetime:
+        """The service's moment of a time shown on vCenter's clock (the inverse of :meth:`shown`)."""
+        name = vcenter if vcenter in self.vcenter_clocks else next(iter(self.vcenter_clocks), None)
+        return self.vcenter_clocks[name].local(shown) if name is not None else shown
+
+    def vcenter_time(self, vcenter: str | None = None) -> datetime:
+        """Now on vCenter's clock, as the service last read it (no round trip)."""
+        shown = self.shown(self.clock(), vcenter)
+        assert shown is not None
+        return shown
 
     def _resume_collector(self, name: str, collector: PerfCollector) -> None:
         """A new collector (service start, reconnection) goes on after the samples already stored."""

@@ -44,6 +44,11 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
+def shown(svc: Service, moment: datetime | None, vcenter: str | None = None) -> str | None:
+    """A moment of the service's clock, shown on vCenter's as every time is (basil.app.clock)."""
+    return iso(svc.shown(moment, vcenter))
+
+
 def _finite(x: float | None) -> float | None:
     if x is None or not math.isfinite(x):
         return None
@@ -129,7 +134,11 @@ def _pending_moves(svc: Service, pod: str) -> list[plan_store.Move]:
 def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
     r = svc.rounds.get(pod)
     if r is not None:
-        return {"id": r.round_id, "created_at": iso(r.created_at), "moves": len(r.plan.moves)}
+        return {
+            "id": r.round_id,
+            "created_at": shown(svc, r.created_at, r.vcenter),
+            "moves": len(r.plan.moves),
+        }
     with svc.store.read_session() as session:
         recs = open_recommendations(session, pod)
     if not recs:
@@ -137,7 +146,7 @@ def _round_of(svc: Service, pod: str) -> dict[str, Any] | None:
     last = max(recs, key=lambda x: x.id)
     return {
         "id": last.round_id,
-        "created_at": iso(last.created_at),
+        "created_at": shown(svc, last.created_at, last.spec.vcenter),
         "moves": sum(1 for x in recs if x.round_id == last.round_id),
     }
 
@@ -272,11 +281,13 @@ def _build_pod_detail(svc: Service, resolved: ResolvedPod) -> dict[str, Any]:
 
 
 def _model_runs(svc: Service, hours: float) -> list[runs.JobRun]:
-    since = datetime.now(UTC) - timedelta(hours=hours)
+    # "The last hours" on vCenter's clock, as the points are shown.
+    since = svc.vcenter_time() - timedelta(hours=hours)
     with svc.store.read_session() as session:
         found = runs.recent_runs(session, "model", limit=2000)
     return sorted(
-        (r for r in found if r.started_at >= since and r.outcome == "succeeded"), key=lambda r: r.started_at
+        (r for r in found if (svc.shown(r.started_at) or r.started_at) >= since and r.outcome == "succeeded"),
+        key=lambda r: r.started_at,
     )
 
 
@@ -289,7 +300,7 @@ def pod_history(svc: Service, name: str, hours: float) -> dict[str, Any]:
         if state:
             points.append(
                 {
-                    "t": iso(run.finished_at or run.started_at),
+                    "t": shown(svc, run.finished_at or run.started_at),
                     "imbalance": state.get("imbalance"),
                     "normalized_load": {
                         svc.ids.object_id(resolved.vcenter, ds): n
@@ -336,7 +347,7 @@ def _build_datastore(svc: Service, vcenter: str, ds: Datastore) -> dict[str, Any
             "points_used": m.points_used,
             "points_filtered": m.points_filtered,
             "summary": m.details.get("summary", ""),
-            "fitted_at": iso(m.fitted_at),
+            "fitted_at": shown(svc, m.fitted_at, vcenter),
             # The device model's P in use, its confidence interval and where it comes from.
             "P_low": _finite(m.details.get("p_low")),
             "P_high": _finite(m.details.get("p_high")),
@@ -391,7 +402,7 @@ def datastore_load(svc: Service, ident: str, hours: float) -> list[dict[str, Any
         if state and ds.moid in state.get("normalized_load", {}):
             out.append(
                 {
-                    "t": iso(run.finished_at or run.started_at),
+                    "t": shown(svc, run.finished_at or run.started_at),
                     "normalized_load": state["normalized_load"][ds.moid],
                     "load_sum_L": state.get("load_sum_L", {}).get(ds.moid),
                 }
@@ -442,7 +453,7 @@ def vm(svc: Service, ident: str) -> dict[str, Any]:
                     "samples": m.samples_used,
                     "flags": list(m.flags),
                     **_workload_class(m),
-                    "fitted_at": iso(m.fitted_at),
+                    "fitted_at": shown(svc, m.fitted_at, vcenter),
                 },
                 "io": {
                     "reservation": d.io.reservation,
@@ -457,7 +468,7 @@ def vm(svc: Service, ident: str) -> dict[str, Any]:
                     "limit": a.limit,
                     "shares": a.shares,
                     "pool": a.pool,
-                    "issued_at": iso(a.issued_at),
+                    "issued_at": shown(svc, a.issued_at, vcenter),
                     "outcome": a.outcome,
                     "message": a.message,
                 },
@@ -490,7 +501,7 @@ def _workload_class(m: DiskModel) -> dict[str, Any]:
 def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
     """The four parameters' p90 and L of a disk after each fit within *hours*, oldest first."""
     vcenter, vm_moid, instance = svc.ids.parse_disk(ident)
-    since = datetime.now(UTC) - timedelta(hours=hours)
+    since = svc.vcenter_time(vcenter) - timedelta(hours=hours)
     with svc.store.read_session() as session:
         history = disk_model_history(session, DiskRef(vcenter, vm_moid, instance), limit=5000)
     if not history:
@@ -499,7 +510,7 @@ def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
             raise NotFoundError(f"no disk {ident!r}")
     points = [
         {
-            "t": iso(m.fitted_at),
+            "t": shown(svc, m.fitted_at, vcenter),
             "oio": m.oio,
             "io_size_kb": m.io_size_kb,
             "read_pct": m.read_pct,
@@ -510,7 +521,7 @@ def disk_model(svc: Service, ident: str, hours: float) -> dict[str, Any]:
             **_workload_class(m),
         }
         for m in reversed(history)
-        if m.fitted_at >= since
+        if (svc.shown(m.fitted_at, vcenter) or m.fitted_at) >= since
     ]
     return {"disk": ident, "percentile": svc.workload_params.percentile, "hours": hours, "points": points}
 
@@ -644,7 +655,7 @@ def round_dict(svc: Service, r: Round) -> dict[str, Any]:
     return {
         "id": r.round_id,
         "pod": r.pod,
-        "created_at": iso(r.created_at),
+        "created_at": shown(svc, r.created_at, r.vcenter),
         **{k: r.summary[k] for k in ("threshold", "stop")},
         "stop_reason": _by_name(svc, r.vcenter, r.summary["stop_reason"]),
         "notes": [_by_name(svc, r.vcenter, n) for n in r.summary["notes"]],
@@ -670,7 +681,7 @@ def latest_recommendation(svc: Service, pod_name: str) -> dict[str, Any] | None:
     return {
         "id": round_id,
         "pod": pod_name,
-        "created_at": iso(mine[0].created_at),
+        "created_at": shown(svc, mine[0].created_at, mine[0].spec.vcenter),
         "before": _named(svc, mine[0].spec.vcenter, summary.get("before")),
         "after": _named(svc, mine[0].spec.vcenter, summary.get("after")),
         "threshold": summary.get("threshold"),
@@ -714,8 +725,8 @@ def move_dict(svc: Service, m: plan_store.Move) -> dict[str, Any]:
         "progress": m.progress,
         "task": m.task_id,
         "message": m.message,
-        "started_at": iso(m.started_at),
-        "finished_at": iso(m.finished_at),
+        "started_at": shown(svc, m.started_at, m.vcenter),
+        "finished_at": shown(svc, m.finished_at, m.vcenter),
         "recommendation_id": m.recommendation_id,
         "kind": "move" if m.swap_group is None else "swap",
         "swap_group": m.swap_group,
@@ -732,17 +743,17 @@ def plan_dict(svc: Service, p: plan_store.Plan) -> dict[str, Any]:
         "vcenter": p.vcenter,
         "state": p.state,
         "source": p.source,
-        "created_at": iso(p.created_at),
+        "created_at": shown(svc, p.created_at, p.vcenter),
         "created_by": p.created_by,
-        "approved_at": iso(p.approved_at),
+        "approved_at": shown(svc, p.approved_at, p.vcenter),
         "approved_by": p.approved_by,
-        "started_at": iso(p.started_at),
-        "finished_at": iso(p.finished_at),
+        "started_at": shown(svc, p.started_at, p.vcenter),
+        "finished_at": shown(svc, p.finished_at, p.vcenter),
         "cancel_requested": p.cancel_requested,
         "on_move_failure": p.on_move_failure,
         "max_moves": p.max_moves,
         "max_gb": p.max_gb,
-        "deadline": iso(p.deadline),
+        "deadline": shown(svc, p.deadline, p.vcenter),
         "dry_run": p.dry_run,
         "message": p.message,
         "revision": p.revision,
@@ -795,7 +806,7 @@ def pool_dict(svc: Service, t: StoredPoolTree) -> dict[str, Any]:
         "name": t.name,
         "datastore_id": svc.ids.object_id(vcenter, moid) if moid else None,
         "version": t.version,
-        "updated_at": iso(t.updated_at),
+        "updated_at": shown(svc, t.updated_at, vcenter or None),
         "updated_by": t.updated_by,
         "root": doc.get("root", {}),
         "pools": doc.get("pools", []),
@@ -852,7 +863,7 @@ def entitlements(svc: Service, name: str) -> dict[str, Any]:
                         "reservation": a_set.reservation,
                         "limit": a_set.limit,
                         "shares": a_set.shares,
-                        "issued_at": iso(a_set.issued_at),
+                        "issued_at": shown(svc, a_set.issued_at, doc.vcenter),
                         "outcome": a_set.outcome,
                         "message": a_set.message,
                     },
@@ -861,7 +872,7 @@ def entitlements(svc: Service, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "datastore": svc.ids.object_id(doc.vcenter, doc.datastore),
-        "computed_at": iso(state.computed_at) if state else None,
+        "computed_at": shown(svc, state.computed_at, doc.vcenter) if state else None,
         "measured_at": iso(state.measured_at) if state else None,
         "array_iops": result.array_iops if result else None,
         "queue_depth": result.queue_depth if result else None,
@@ -889,12 +900,12 @@ def entitlements(svc: Service, name: str) -> dict[str, Any]:
 # --- jobs, schedules, health, audit, metrics -------------------------------------------------------
 
 
-def job_run(r: runs.JobRun) -> dict[str, Any]:
+def job_run(svc: Service, r: runs.JobRun) -> dict[str, Any]:
     return {
         "id": r.id,
         "job": r.job_id,
-        "started": iso(r.started_at),
-        "finished": iso(r.finished_at),
+        "started": shown(svc, r.started_at),
+        "finished": shown(svc, r.finished_at),
         "outcome": r.outcome,
         "message": r.message,
         "details": r.details,
@@ -922,12 +933,12 @@ def jobs(svc: Service) -> list[dict[str, Any]]:
                 # As the operator wrote it: "every 20 s", or the window's cron expression and time zone.
                 "trigger": _trigger_words(svc, job_id) if job_id in configured else None,
                 "schedule": _schedule(svc, job_id) if job_id in configured else None,
-                "next_run": iso(job.next_run_time) if job is not None else None,
+                "next_run": shown(svc, job.next_run_time) if job is not None else None,
                 "last_run": None
                 if run is None
                 else {
-                    "started": iso(run.started_at),
-                    "finished": iso(run.finished_at),
+                    "started": shown(svc, run.started_at),
+                    "finished": shown(svc, run.finished_at),
                     "outcome": run.outcome,
                     "message": run.message,
                 },
@@ -980,8 +991,8 @@ def schedules(svc: Service) -> dict[str, Any]:
         "duration_s": int(rb.duration.total_seconds()),
         "max_moves": rb.max_moves,
         "max_gb": rb.max_gb,
-        "next_window": None if nxt is None else {"start": iso(nxt[0]), "end": iso(nxt[1])},
-        "changed": _kept(svc.rebalance_override),
+        "next_window": None if nxt is None else {"start": shown(svc, nxt[0]), "end": shown(svc, nxt[1])},
+        "changed": _kept(svc, svc.rebalance_override),
     }
     return {
         "collect_s": s.collect_s,
@@ -995,11 +1006,11 @@ def schedules(svc: Service) -> dict[str, Any]:
     }
 
 
-def _kept(kept: Override | None) -> dict[str, Any] | None:
+def _kept(svc: Service, kept: Override | None) -> dict[str, Any] | None:
     """The window's change made through the API and kept in the store (None: the file's window)."""
     if kept is None:
         return None
-    return {"fields": kept.value, "at": iso(kept.updated_at), "by": kept.updated_by}
+    return {"fields": kept.value, "at": shown(svc, kept.updated_at), "by": kept.updated_by}
 
 
 def vcenters(svc: Service) -> list[dict[str, Any]]:
@@ -1013,10 +1024,12 @@ def vcenters(svc: Service) -> list[dict[str, Any]]:
                 "connected": link.connected,
                 "last_collection": iso(link.last_collection),
                 "last_error": link.last_error or None,
-                "last_error_at": iso(link.last_error_at),
+                "last_error_at": shown(svc, link.last_error_at, name),
                 # Every job failing on this vCenter now (cleared when the job succeeds again).
-                "problems": [p.to_dict() for p in link.problem_list()],
-                "next_attempt": iso(link.next_attempt),
+                "problems": [{**p.to_dict(), "at": shown(svc, p.at, name)} for p in link.problem_list()],
+                "next_attempt": shown(svc, link.next_attempt, name),
+                # Now on this vCenter's clock (as last read): what every time shown is relative to.
+                "now": iso(svc.vcenter_time(name)),
                 "tags": "on" if link.tags_enabled else "off",
             }
         )
@@ -1052,6 +1065,7 @@ def health(svc: Service) -> dict[str, Any]:
             "name": v["name"],
             "connected": v["connected"],
             "last_collection": v["last_collection"],
+            "now": v["now"],
             "problems": v["problems"],
             "next_attempt": v["next_attempt"],
         }
@@ -1087,7 +1101,7 @@ def audit(svc: Service, limit: int, before: datetime | None) -> list[dict[str, A
     return [
         {
             "id": e.id,
-            "at": iso(e.at),
+            "at": shown(svc, e.at),
             "who": e.actor,
             "kind": e.actor_kind,
             "action": e.action,

@@ -60,14 +60,16 @@ def _iso(value: datetime | None) -> str | None:
 def audit_log() -> Any:
     """Who did what, when, from where and how it ended; newest first (page with ``before``)."""
     q = query_args()
-    until = _time(q["before"], "query.before") if "before" in q else None
-    with current_service().store.read_session() as session:
+    svc = current_service()
+    # Times are shown on vCenter's clock (basil.app.clock); ``before`` is one of them, given back.
+    until = svc.local_time(_time(q["before"], "query.before")) if "before" in q else None
+    with svc.store.read_session() as session:
         entries = audit.query(
             session, actor=q.get("actor"), action=q.get("action"), until=until, limit=q["limit"]
         )
     return [
         {
-            "id": e.id, "at": _iso(e.at), "who": e.actor, "via": e.actor_kind, "action": e.action,
+            "id": e.id, "at": _iso(svc.shown(e.at)), "who": e.actor, "via": e.actor_kind, "action": e.action,
             "target": e.target, "from": e.source, "outcome": e.outcome, "message": e.message,
             "detail": e.details,
         }
