@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiClient, listQuery } from '../src/api/client';
+import { ApiClient, listQuery, serviceNow } from '../src/api/client';
 import type { DatastoreDetail, Entitlements, ListPage, PodDetail, PoolTreeDoc, VmItem, WhatIfAnswer } from '../src/api/types';
 import { LineChart } from '../src/charts/Charts';
 import { StandaloneHost } from '../src/host/host';
@@ -299,6 +299,12 @@ describe('times', () => {
     const el = screen.getByTestId('when');
     expect(el.textContent).toBe('last 5 min ago');
     expect(el.getAttribute('title')).toBe(absolute('2026-11-25T11:55:00Z'));
+  });
+
+  it('finds the service’s now in /health: its own, else the first vCenter’s', () => {
+    expect(serviceNow({ status: 'ok', version: '1', vcenters: [{ name: 'lab', connected: true, last_collection: null, now: '2026-11-25T12:00:00Z' }] })).toBe(NOW);
+    expect(serviceNow({ status: 'ok', version: '1', now: '2026-11-25T12:00:00Z', vcenters: [] })).toBe(NOW);
+    expect(serviceNow({ status: 'ok', version: '1', vcenters: [{ name: 'lab', connected: false, last_collection: null }] })).toBeNull();
   });
 
   it('takes "now" from the service: its /health now, else its Date header', async () => {

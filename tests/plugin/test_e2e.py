@@ -337,7 +337,12 @@ def test_schedules_show_the_jobs_and_a_window_edited_in_the_ui_reaches_the_servi
     assert page.get_by_test_id("window-cron").get_attribute("aria-invalid") == "true"
     assert page.get_by_test_id("window-timezone").get_attribute("aria-invalid") == "true"
     assert "25" in page.get_by_test_id("window-cron-problem").inner_text()
-    assert modelled.api("GET", "/schedules")["rebalance"] == before["rebalance"]
+    # Nothing changed. The next window is shown on vCenter's clock, which runs at 120x in this lab, so
+    # its time moves between two readings; the window itself does not.
+    refused = modelled.api("GET", "/schedules")["rebalance"]
+    assert {k: v for k, v in refused.items() if k != "next_window"} == {
+        k: v for k, v in before["rebalance"].items() if k != "next_window"
+    }
     shot(page, "schedules-window-refused", full_page=True)
 
     # A valid one reaches GET /schedules, and the view shows the window now in force.

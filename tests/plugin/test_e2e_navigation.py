@@ -7,6 +7,7 @@ prediction. Screenshots go to test-artifacts/plugin/.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -277,6 +278,10 @@ def test_the_live_entitlements_show_each_vm_under_its_pool(page: Any, sampled: B
         *disk_rows[first["name"]],
     ]
     shot(page, "entitlements-tree", full_page=True)
+    # "computed ... ago" on vCenter's clock (the lab runs at 120x): against the browser's clock the SRP
+    # run would read hours in the future.
+    computed = page.get_by_test_id("entitlements").locator("time").first.inner_text()
+    assert re.fullmatch(r"computed (just now|\d+ s ago|\d+ min ago)", computed), computed
     # A VM's row links to its view.
     tree.locator(f"tr[data-kind=vm][data-label='{first['name']}']").get_by_test_id("vm-link").click()
     page.get_by_test_id("vm-view").wait_for()

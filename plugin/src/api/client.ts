@@ -82,6 +82,20 @@ export function encodeId(id: string): string {
   return encodeURIComponent(id);
 }
 
+/**
+ * The service's "now" on the clock of its timestamps, from /health: its own `now` if it gives one, else
+ * the first vCenter's `now` (each vCenter's clock, on which its samples and Basil's times are shown);
+ * null when the service reports none.
+ */
+export function serviceNow(h: Health | null | undefined): number | null {
+  const candidates = [h?.now, ...(h?.vcenters ?? []).map((v) => v.now)];
+  for (const t of candidates) {
+    const v = typeof t === 'string' ? Date.parse(t) : Number.NaN;
+    if (!Number.isNaN(v)) return v;
+  }
+  return null;
+}
+
 const LIST_PARAMS = ['pod', 'datastore', 'vm', 'q', 'tag', 'sort', 'limit', 'cursor'] as const;
 
 /** The query string of a list request (`?q=db&sort=-name&limit=50`), empty values left out. */
@@ -178,8 +192,8 @@ export class ApiClient {
 
   async health(): Promise<Health> {
     const h = await this.get<Health>('/health');
-    const now = typeof h?.now === 'string' ? Date.parse(h.now) : Number.NaN;
-    if (!Number.isNaN(now)) this.dataClockOffsetMs = now - Date.now();
+    const now = serviceNow(h);
+    if (now !== null) this.dataClockOffsetMs = now - Date.now();
     return h;
   }
   vcenters(): Promise<VCenter[]> {

@@ -19,7 +19,8 @@ export interface Health {
   version: string;
   scheduler?: string;
   store?: string;
-  vcenters: { name: string; connected: boolean; last_collection: string | null }[];
+  /** `now`: the vCenter's clock now (the clock the service's times are on), when the service reports it. */
+  vcenters: { name: string; connected: boolean; last_collection: string | null; now?: string | null }[];
   /** The service's "now" on the clock of the times it sends (vCenter's), when it reports one. */
   now?: string | null;
 }
