@@ -45,7 +45,7 @@ export function TokenScreen({ error, onToken }: { error: string | null; onToken:
                   {error}
                 </span>
               ) : (
-                <span className="clr-subtext">Create one with: basil token create --role operator NAME</span>
+                <span className="clr-subtext">Create one on the service's machine with: .venv/bin/basil token create --role operator NAME (the demo prints an admin token and keeps it in var/demo/admin.token)</span>
               )}
             </div>
           </div>
