@@ -270,7 +270,7 @@ class Load:
         total = int(rate * seconds)
         rng = random.Random(seed)
         schedule = [(i / rate, *self.request(rng)) for i in range(total)]
-        results: list[tuple[str, float, int]] = []
+        results: list[tuple[str, float, int, float]] = []
         lock = threading.Lock()
         cursor = iter(schedule)
         t0 = time.perf_counter() + 0.5
@@ -291,7 +291,7 @@ class Load:
                     status = 0
                 latency = time.perf_counter() - (t0 + at)  # from the scheduled start
                 with lock:
-                    results.append((label, latency, status))
+                    results.append((label, latency, status, at))
 
         threads = [threading.Thread(target=worker) for _ in range(self.clients)]
         for t in threads:
@@ -393,7 +393,7 @@ def report(run: dict[str, Any]) -> None:
             f"  basil serve CPU: {cpu_ms:.1f} ms a request, {cpu_ms * run['achieved'] / 10:.0f} % of a core"
         )
     by_label: dict[str, list[float]] = defaultdict(list)
-    for label, latency, _ in results:
+    for label, latency, *_ in results:
         by_label[label].append(latency * 1000)
     print(f"  {'endpoint':<36} {'n':>5} {'p50 ms':>8} {'p99 ms':>8}")
     for label in sorted(by_label):
@@ -401,6 +401,23 @@ def report(run: dict[str, Any]) -> None:
         print(f"  {label:<36} {len(values):>5} {percentile(values, 50):>8.1f} {percentile(values, 99):>8.1f}")
     if errors:
         print(f"  error statuses: {sorted({r[2] for r in errors})}")
+    print(f"  the slowest 1 % were scheduled at (s into the run): {_stalls(results)}")
+
+
+def _stalls(results: list[tuple[str, float, int, float]]) -> str:
+    """When the slowest 1 % of requests were due, as spans (a stall of the whole service shows as one span
+    covering every endpoint; a slow endpoint as scattered points)."""
+    if not results:
+        return "-"
+    bar = percentile([r[1] for r in results], 99)
+    times = sorted(r[3] for r in results if r[1] >= bar)
+    spans: list[list[float]] = []
+    for at in times:
+        if spans and at - spans[-1][1] <= 1.0:
+            spans[-1][1] = at
+        else:
+            spans.append([at, at])
+    return ", ".join(f"{a:.1f}-{b:.1f}" if b > a else f"{a:.1f}" for a, b in spans)
 
 
 def _arguments() -> argparse.Namespace:
