@@ -4,15 +4,18 @@ Set-up, all real: a lab vCenter on a generated scenario (``--vms`` VMs with two 
 datastore cluster of eight LUNs, four hosts); a Service collects it once (so the store's series are
 the lab's disks), then the store is filled with a day of 5-minute and hourly rollups for every disk
 and host/datastore pair, ``--plans`` plans (1-3 moves each, a fifth cancelled) and ``--audit`` audit
-rows. Then ``basil serve`` runs as a subprocess on that store (HTTPS, its scheduler collecting every
-20 s meanwhile), and an open-loop load generator sends a fixed mix of requests at each stated rate
+rows (the lab's clock at ``--serve-speed`` from the first collection on: 1, real time, by default). The
+application's own CPU cost per request of the mix is measured in-process with no HTTP (``--app-cost``
+requests). Then ``basil serve`` runs as a subprocess on that store (HTTPS, its scheduler collecting
+every 20 s meanwhile), and an open-loop load generator sends a fixed mix of requests at each stated rate
 from ``--clients`` threads: each request has a scheduled start, and its latency is measured from
 that start, so a slow server is not hidden by clients that wait (no coordinated omission).
 
 The mix: 95 % GETs over pods, pod history, datastores (summary, load, model points), VMs, disk
 models, plans (the list and one plan), audit, jobs, health and pools; 5 % writes (placement
 queries, and plans created and cancelled). Prints, per rate, the achieved rate, errors, p50/p99
-overall and per endpoint.
+overall and per endpoint, the serving process's CPU time per request and share of a core, the load
+average, and when the slowest 1 % were due (a stall of the whole service shows as one span).
 
 Then the slow-client run: ``--idle`` clients hold TCP connections that never start TLS (each opens a
 new one when the server closes it) and ``--slow`` clients send a request head one byte every
@@ -21,7 +24,7 @@ p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
-        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1]
+        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--serve-speed 1] [--app-cost 300]
 """
 
 from __future__ import annotations
@@ -270,7 +273,7 @@ class Load:
         total = int(rate * seconds)
         rng = random.Random(seed)
         schedule = [(i / rate, *self.request(rng)) for i in range(total)]
-        results: list[tuple[str, float, int]] = []
+        results: list[tuple[str, float, int, float]] = []
         lock = threading.Lock()
         cursor = iter(schedule)
         t0 = time.perf_counter() + 0.5
@@ -291,7 +294,7 @@ class Load:
                     status = 0
                 latency = time.perf_counter() - (t0 + at)  # from the scheduled start
                 with lock:
-                    results.append((label, latency, status))
+                    results.append((label, latency, status, at))
 
         threads = [threading.Thread(target=worker) for _ in range(self.clients)]
         for t in threads:
@@ -393,7 +396,7 @@ def report(run: dict[str, Any]) -> None:
             f"  basil serve CPU: {cpu_ms:.1f} ms a request, {cpu_ms * run['achieved'] / 10:.0f} % of a core"
         )
     by_label: dict[str, list[float]] = defaultdict(list)
-    for label, latency, _ in results:
+    for label, latency, *_ in results:
         by_label[label].append(latency * 1000)
     print(f"  {'endpoint':<36} {'n':>5} {'p50 ms':>8} {'p99 ms':>8}")
     for label in sorted(by_label):
@@ -401,6 +404,23 @@ def report(run: dict[str, Any]) -> None:
         print(f"  {label:<36} {len(values):>5} {percentile(values, 50):>8.1f} {percentile(values, 99):>8.1f}")
     if errors:
         print(f"  error statuses: {sorted({r[2] for r in errors})}")
+    print(f"  the slowest 1 % were scheduled at (s into the run): {_stalls(results)}")
+
+
+def _stalls(results: list[tuple[str, float, int, float]]) -> str:
+    """When the slowest 1 % of requests were due, as spans (a stall of the whole service shows as one span
+    covering every endpoint; a slow endpoint as scattered points)."""
+    if not results:
+        return "-"
+    bar = percentile([r[1] for r in results], 99)
+    times = sorted(r[3] for r in results if r[1] >= bar)
+    spans: list[list[float]] = []
+    for at in times:
+        if spans and at - spans[-1][1] <= 1.0:
+            spans[-1][1] = at
+        else:
+            spans.append([at, at])
+    return ", ".join(f"{a:.1f}-{b:.1f}" if b > a else f"{a:.1f}" for a, b in spans)
 
 
 def _arguments() -> argparse.Namespace:
@@ -438,6 +458,11 @@ def main() -> int:
         service.start(scheduler=False)
         for job in ("inventory", "collect", "model"):
             service.run_job(job)
+        # From here the lab's clock runs at --serve-speed: at 1, each 20 s collection stores one interval per
+        # disk, as from a real vCenter (at 60 it stores sixty: a 60-fold collection load), and the serving
+        # process's first collection does not catch up the hour or two the lab would run through while
+        # the store is filled (a collection of several seconds, which stalls every request meanwhile).
+        lab.set_speed(args.serve_speed)
         ids = populate(service, args.plans, args.audit)
         ids["plans"] = args.plans
         with service.store.session() as session:
@@ -456,9 +481,6 @@ def main() -> int:
                        "tls": {"self_signed": True, "dir": str(work / "tls")}},
         }  # fmt: skip
         (work / "basil.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
-        # While serving, the lab's clock runs at --serve-speed: at 1, each 20 s collection stores one interval
-        # per disk, as from a real vCenter; at 60 it stores sixty (a 60-fold collection load).
-        lab.set_speed(args.serve_speed)
         with (work / "serve.log").open("w") as log:
             serve = subprocess.Popen(
                 [sys.executable, "-m", "basil", "serve", "--config", str(work / "basil.yaml")],
