@@ -37,10 +37,10 @@ stream counts its cheap ``x_i``; mixed, it loses its sequential benefit.
 Writes per device kind. eq. 1's read factor ``K3 + read`` gives a write ``K3 / (1 + K3)`` of a read's
 cost (K3 = 0.25: a fifth), right for HDD arrays whose write-back cache absorbs and gathers writes.
 Flash behind RAID 5 is different: a small write is a read-modify-write of data and parity, four
-flash operations (each slower than a read), where a read is one, and the cache destages it at
-once. ``WRITE_COST_READS`` gives, per configured device kind, a small write's cost in reads; on a
-datastore of that kind the write part of every disk's ``x_i`` (its share
-``K3 (1 − read) / (K3 + read)`` of the cost) counts ``write_cost · (1 + K3) / K3`` times. So each
+flash operations (each slower than a read), where a read is one. ``WRITE_COST_READS`` gives, per
+configured device kind, a small write's cost in reads; on a datastore of that kind the write part
+of every disk's ``x_i`` (its share ``K3 (1 − read) / (K3 + read)`` of the cost) counts
+``write_cost · (1 + K3) / K3`` times. So each
 disk carries its write parts ``wa``, ``wb`` of ``a``, ``b``, and a datastore j adds
 ``a + e_j · wa`` with ``e_j`` its extra factor (0 for kinds eq. 1 describes). The anchor below then
 places the datastore's start on its line as before: the extra cost only changes what a move of a
