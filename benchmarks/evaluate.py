@@ -32,6 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--families", help="comma-separated family names (default: all)")
     parser.add_argument("--limit", type=int, help="at most this many configurations per family")
     parser.add_argument(
+        "--seeds",
+        help="seeds FIRST-LAST for every chosen family instead of its own (e.g. 61-120: configurations the "
+        "rules were not chosen on)",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="rewrite the report from OUT/results.json, run nothing"
     )
     args = parser.parse_args(argv)
@@ -39,12 +44,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     known = {f.name for f in harness.FAMILIES}
     if families is not None and (unknown := sorted(set(families) - known)):
         parser.error(f"--families: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    seeds: list[int] | None = None
+    if args.seeds is not None:
+        first, _, last = args.seeds.partition("-")
+        try:
+            seeds = list(range(int(first), int(last or first) + 1))
+        except ValueError:
+            parser.error(f"--seeds: want FIRST-LAST (integers), got {args.seeds!r}")
+        if not seeds:
+            parser.error(f"--seeds: {args.seeds!r} is empty")
     command = "python benchmarks/evaluate.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.report_only:
         run = rewrite(args.out)
     else:
         run = evaluate(
-            args.out, smoke=args.smoke, families=families, limit=args.limit, command=command.strip()
+            args.out,
+            smoke=args.smoke,
+            families=families,
+            limit=args.limit,
+            seeds=seeds,
+            command=command.strip(),
         )
     print()
     for line in run.targets.lines:

@@ -38,6 +38,7 @@ def evaluate(
     smoke: bool = False,
     families: Sequence[str] | None = None,
     limit: int | None = None,
+    seeds: Sequence[int] | None = None,
     command: str = "",
     progress: bool = True,
 ) -> Run:
@@ -48,13 +49,13 @@ def evaluate(
     for family in harness.FAMILIES:
         if families is not None and family.name not in families:
             continue
-        seeds = list(family.smoke_seeds if smoke else family.seeds)[:limit]
+        chosen = list(seeds if seeds is not None else family.smoke_seeds if smoke else family.seeds)[:limit]
         started = time.perf_counter()
-        for seed in seeds:
+        for seed in chosen:
             results.append(harness.run_config(family, seed, settings, policies))
-        if progress and seeds:
+        if progress and chosen:
             print(
-                f"{family.name}: {len(seeds)} configurations in {time.perf_counter() - started:.0f} s",
+                f"{family.name}: {len(chosen)} configurations in {time.perf_counter() - started:.0f} s",
                 flush=True,
             )
     problems = harness.check(results)

@@ -5,16 +5,31 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
 
-from basil.core import search
+from basil.core import predictive, search
 from basil.core.balancer import recommend
 from basil.core.device_model import DeviceSample
+from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, SEARCH_PAIRWISE, BalancerParams
-from basil.core.plan import KIND_MOVE, KIND_SWAP, STOP_NO_IMPROVING_MOVE, STOP_PREDICTED_LOSS, plan_to_dict
-from basil.core.predictive import allowed_latency
+from basil.core.plan import (
+    KIND_MOVE,
+    KIND_SWAP,
+    STOP_NO_IMPROVING_MOVE,
+    STOP_PREDICTED_LOSS,
+    Move,
+    plan_to_dict,
+)
+from basil.core.predictive import (
+    WRITE_COST_READS,
+    PredictiveState,
+    allowed_latency,
+    disk_demands,
+    write_extra,
+)
 from basil.core.snapshot import Snapshot
 from basil.core.workload_model import WorkloadSample
 
@@ -359,3 +374,70 @@ def test_auto_stops_normalized_load_before_a_predicted_loss_of_throughput() -> N
     assert len(paper.moves) > len(auto.moves)
     assert explicit.iops_after is not None
     assert explicit.iops_after < (1.0 - search.GUARD_PCT / 100.0) * outcome.iops_before
+
+
+def test_a_write_costs_more_on_flash_raid_than_eq1_says_and_the_prediction_knows() -> None:
+    # Two disks of 8 outstanding 8 KB random IOs, one 90 % reads, one 90 % writes. eq. 1 (K3 = 0.25)
+    # makes the writer cheaper than the reader, which holds on an HDD array (its cache absorbs
+    # writes); on flash behind RAID 5 a small write costs four reads (WRITE_COST_READS), so there the
+    # writer adds more load than the reader.
+    reader = disk("r/d0", "fc", load=None, workload=workload(8, 8, 90, 100))
+    writer = disk("w/d0", "fc", load=None, workload=workload(8, 8, 10, 100))
+    stores = [
+        dataclasses.replace(datastore("fc", performance=1.0), device_kind="fc15k"),
+        dataclasses.replace(datastore("flash", performance=20.0), device_kind="ssd"),
+    ]
+    snap = snapshot(stores, [reader, writer])
+    params = BalancerParams()
+    constants = params.workload_model.constants
+    demands = disk_demands(resolve_models(snap, params), constants)
+    assert write_extra("fc15k", constants) == 0.0
+    extra = write_extra("ssd", constants)
+    assert extra == pytest.approx(WRITE_COST_READS["ssd"] * (1 + constants.k3) / constants.k3 - 1)
+
+    def added(disk_id: str, e: float) -> float:
+        state = PredictiveState(np.array([0.1]), np.array([0.05]))
+        state.extra = [e]
+        d = demands[disk_id]
+        state.add(0, d.a, d.b, d.oio, 1, wa=d.wa, wb=d.wb)
+        return state.latency(0) - 0.1
+
+    assert added("w/d0", 0.0) < added("r/d0", 0.0)  # eq. 1 on an HDD array
+    assert added("w/d0", extra) > added("r/d0", extra)  # flash RAID 5
+    # The write parts: 10 % writes at K3 = 0.25 against 90 % reads at 1 + K3.
+    w = demands["w/d0"]
+    k3 = constants.k3
+    assert w.wa == pytest.approx(w.a * k3 * 0.9 / (k3 + 0.1))
+    # Removing what was added leaves the datastore empty again (A back to 0).
+    state = PredictiveState(np.array([0.1]), np.array([0.05]))
+    state.extra = [extra]
+    state.add(0, w.a, w.b, w.oio, 1, wa=w.wa, wb=w.wb)
+    state.add(0, -w.a, -w.b, -w.oio, -1, wa=-w.wa, wb=-w.wb)
+    assert state.A[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_throughput_predicts_a_writer_moving_onto_flash_raid_with_its_write_cost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A write-heavy disk moving from a busy SATA datastore onto flash: the move's predicted latency on
+    # the flash datastore is higher with flash's write cost than with eq. 1's (WRITE_COST_READS
+    # emptied), and so is its predicted rise.
+    disks = [disk(f"vm{k}/d0", "sata", load=None, workload=workload(16, 8, 20, 100)) for k in range(4)]
+    stores = [
+        dataclasses.replace(datastore("sata", performance=0.5), device_kind="sata7k"),
+        dataclasses.replace(datastore("flash", performance=20.0), device_kind="ssd"),
+        dataclasses.replace(datastore("fc", performance=2.0), device_kind="fc15k"),
+    ]
+    snap = snapshot(stores, disks)
+
+    def flash_after(plan_moves: Sequence[Move]) -> float:
+        for move in plan_moves:
+            for effect in move.datastore_effects:
+                if effect.datastore == "flash":
+                    return effect.latency_ms_after - effect.latency_ms_before
+        raise AssertionError("no move onto flash")
+
+    with_cost = flash_after(recommend(snap, THROUGHPUT).moves)
+    monkeypatch.setattr(predictive, "WRITE_COST_READS", {})
+    without = flash_after(recommend(snap, THROUGHPUT).moves)
+    assert with_cost > without

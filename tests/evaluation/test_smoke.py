@@ -119,3 +119,10 @@ def test_a_bad_request_names_the_field() -> None:
     tool = LabTool(Source(family="random", seed=1))
     with pytest.raises(LabToolError, match=r'placement\["nobody/scsi0:1"\]: no such disk'):
         tool.measure({"nobody/scsi0:1": "3diskLUN"}, Window(start=0, intervals=1))
+
+
+def test_a_chosen_seed_range_replaces_the_familys_own(tmp_path: Path) -> None:
+    # `evaluate.py --seeds`: configurations the rules were not chosen on.
+    run = evaluate(tmp_path, smoke=True, families=["hetero"], seeds=[61], progress=False)
+    assert [(r.family, r.seed) for r in run.results] == [("hetero", 61)]
+    assert run.problems == []

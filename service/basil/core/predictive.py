@@ -34,6 +34,18 @@ ratio of eq. 1's random factors. Summed over a datastore that is ``X_j = A_j −
 move changes them in O(1). A random disk (r = 1) counts ``x_i`` wherever it is; a lone sequential
 stream counts its cheap ``x_i``; mixed, it loses its sequential benefit.
 
+Writes per device kind. eq. 1's read factor ``K3 + read`` gives a write ``K3 / (1 + K3)`` of a read's
+cost (K3 = 0.25: a fifth), right for HDD arrays whose write-back cache absorbs and gathers writes.
+Flash behind RAID 5 is different: a small write is a read-modify-write of data and parity, four
+flash operations (each slower than a read), where a read is one. ``WRITE_COST_READS`` gives, per
+configured device kind, a small write's cost in reads; on a datastore of that kind the write part
+of every disk's ``x_i`` (its share ``K3 (1 − read) / (K3 + read)`` of the cost) counts
+``write_cost · (1 + K3) / K3`` times. So each
+disk carries its write parts ``wa``, ``wb`` of ``a``, ``b``, and a datastore j adds
+``a + e_j · wa`` with ``e_j`` its extra factor (0 for kinds eq. 1 describes). The anchor below then
+places the datastore's start on its line as before: the extra cost only changes what a move of a
+write-heavy disk onto (or off) such a datastore is predicted to do.
+
 Intercepts. A fitted model's intercept is used when positive. A datastore without one (P given, or
 new) takes the pod's median ratio intercept/slope of the models that have one times its own slope,
 or, when none has, one slope (``a = s``: one IO costs at least what one more queued IO adds). With a
@@ -57,6 +69,10 @@ from basil.core.workload_model import WorkloadConstants, WorkloadParams
 # fully random (a typical OLTP disk).
 _DEFAULT_MIX = WorkloadParams(oio=1.0, io_size_kb=8.0, read_pct=70.0, random_pct=100.0)
 INTERCEPT_DEFAULT_SLOPES = 1.0  # a = s when nothing better is known (see the module docstring)
+#: A small random write's cost in reads per device kind where eq. 1's K3 under-states it (see the
+#: module docstring, "Writes per device kind"): flash in RAID 5, a read-modify-write of four flash
+#: operations against one for a read. HDD kinds keep eq. 1's (their cache absorbs writes).
+WRITE_COST_READS: Mapping[str, float] = {"ssd": 4.0}
 
 Array = npt.NDArray[np.float64]
 
@@ -74,6 +90,18 @@ class DiskDemand(NamedTuple):
     b: float  # x_i (1 − r_i) o_i/(K4 + r_i): what being alone takes off, times O_j
     sequential: bool  # random share below one half: gains from running alone
     line_oio: float = 0.0  # its place on a device line: mean outstanding reads (the fit's axis)
+    wa: float = 0.0  # the write part of a (its share K3 (1 − read)/(K3 + read) of the cost)
+    wb: float = 0.0  # the write part of b
+
+
+def write_extra(kind: str | None, constants: WorkloadConstants) -> float:
+    """The extra factor e_j on the write part of a disk's load on a datastore of device *kind*: 0
+    where eq. 1's K3 holds, else ``write_cost · (1 + K3) / K3 − 1`` (``WRITE_COST_READS``)."""
+    cost = WRITE_COST_READS.get(kind) if kind is not None else None
+    k3 = constants.k3
+    if cost is None or not (k3 > 0 and math.isfinite(k3)):
+        return 0.0
+    return max(cost * (1.0 + k3) / k3 - 1.0, 0.0)
 
 
 def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
@@ -117,6 +145,8 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     oio = np.zeros(n, dtype=np.float64)
     reads = np.zeros(n, dtype=np.float64)
     random = np.zeros(n, dtype=np.float64)
+    read_share = np.ones(n, dtype=np.float64)
+    read_share[has] = np.minimum(np.maximum(mix[:, 2] / 100.0, 0.0), 1.0)
     cost[has] = costs
     oio[has] = means[:, 0]
     reads[has] = means[:, 1]
@@ -131,10 +161,27 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
         split = modelled & (denominator > 0) & (r < 1.0)
         a = np.where(split, x * (k4 + 1.0) / denominator, x)
         b = np.where(split, x * (1.0 - r) * o / denominator, 0.0)
+        read_factor = k3 + read_share
+        writes = np.where(
+            modelled & (read_factor > 0),
+            k3 * (1.0 - read_share) / np.where(read_factor > 0, read_factor, 1.0),
+            0.0,
+        )
+        wa = a * writes
+        wb = b * writes
     o = np.where(modelled, o, x)
     line = np.where(modelled, line, x)
     sequential = split & (r < 0.5)
-    rows = zip(o.tolist(), a.tolist(), b.tolist(), sequential.tolist(), line.tolist(), strict=True)
+    rows = zip(
+        o.tolist(),
+        a.tolist(),
+        b.tolist(),
+        sequential.tolist(),
+        line.tolist(),
+        wa.tolist(),
+        wb.tolist(),
+        strict=True,
+    )
     return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
 
 
@@ -177,10 +224,15 @@ class PredictiveState:
         self.B: list[float] = [0.0] * d
         self.O: list[float] = [0.0] * d
         self.count: list[int] = [0] * d
+        self.extra: list[float] = [0.0] * d  # e_j: see the module docstring, "Writes per device kind"
 
-    def add(self, j: int, a: float, b: float, o: float, disks: int) -> None:
-        self.A[j] += a
-        self.B[j] += b
+    def add(
+        self, j: int, a: float, b: float, o: float, disks: int, *, wa: float = 0.0, wb: float = 0.0
+    ) -> None:
+        """Add a unit's sums to datastore j (negative: remove them); *wa*, *wb* its write parts."""
+        e = self.extra[j]
+        self.A[j] += a + e * wa if e else a
+        self.B[j] += b + e * wb if e else b
         self.O[j] += o
         self.count[j] += disks
 
@@ -256,3 +308,13 @@ def unit_sums(demands: Mapping[str, DiskDemand], disks: Iterable[str]) -> tuple[
         b += demand.b
         o += demand.oio
     return a, b, o
+
+
+def unit_write_sums(demands: Mapping[str, DiskDemand], disks: Iterable[str]) -> tuple[float, float]:
+    """A unit's write parts of A and B (sums over its disks)."""
+    wa = wb = 0.0
+    for d in disks:
+        demand = demands[d]
+        wa += demand.wa
+        wb += demand.wb
+    return wa, wb

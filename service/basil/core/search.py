@@ -78,6 +78,8 @@ from basil.core.predictive import (
     device_lines,
     latency_of,
     unit_sums,
+    unit_write_sums,
+    write_extra,
 )
 from basil.core.snapshot import Datastore
 from basil.core.workload_model import FLAG_TEXT
@@ -234,12 +236,17 @@ class BestMoveSearch(PodRound):
         self.S: Array = np.zeros(d, dtype=np.float64)
         intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
         self.pred = PredictiveState(intercepts, slopes)
+        kinds = {ds.name: ds.device_kind for ds in members}
+        constants = params.workload_model.constants
+        self.pred.extra = [write_extra(kinds.get(n), constants) for n in self.names]
         self.units: list[Unit] = []
         self.src: list[int] = []
         self.ua: list[float] = []
         self.ub: list[float] = []
         self.uo: list[float] = []
         self.ul: list[float] = []
+        self.uwa: list[float] = []  # write parts of ua and ub (see predictive, "Writes per device kind")
+        self.uwb: list[float] = []
         self._load_units(units)
         self.line = self._line_oio()
         self.pred.anchor(self.line)
@@ -300,15 +307,19 @@ class BestMoveSearch(PodRound):
                 demand = demands[disks[0]]
                 a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
                 reads = demand.line_oio
+                wa, wb = demand.wa, demand.wb
             else:
                 a, b, o = unit_sums(demands, disks)
                 reads = sum(demands[disk].line_oio for disk in disks)
+                wa, wb = unit_write_sums(demands, disks)
             self.units.append(unit)
             self.src.append(i)
             self.ua.append(a)
             self.ub.append(b)
             self.uo.append(o)
             self.ul.append(reads)
+            self.uwa.append(wa)
+            self.uwb.append(wb)
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
@@ -316,6 +327,13 @@ class BestMoveSearch(PodRound):
         p = self.pred
         p.A = np.bincount(src, weights=self.ua, minlength=d).tolist()
         p.B = np.bincount(src, weights=self.ub, minlength=d).tolist()
+        if any(p.extra):
+            extra_a = np.bincount(src, weights=self.uwa, minlength=d).tolist()
+            extra_b = np.bincount(src, weights=self.uwb, minlength=d).tolist()
+            for j, e in enumerate(p.extra):
+                if e:
+                    p.A[j] += e * extra_a[j]
+                    p.B[j] += e * extra_b[j]
         p.O = np.bincount(src, weights=self.uo, minlength=d).tolist()
         p.count = (
             np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
@@ -437,9 +455,7 @@ class BestMoveSearch(PodRound):
         if not self.guard or self.throughput:
             return False
         u, v = choice.unit, choice.other
-        sums = (self.ua[u], self.ub[u], self.uo[u])
-        if v >= 0:
-            sums = (sums[0] - self.ua[v], sums[1] - self.ub[v], sums[2] - self.uo[v])
+        sums = self._sums(u, v)
         gain = self._iops_gain(choice.x, choice.y, sums, cap_x=math.inf, cap_y=math.inf)
         after = self.iops_now + (gain or 0.0)
         if after >= self.iops_before * (1.0 - GUARD_PCT / 100.0):
@@ -534,23 +550,27 @@ class BestMoveSearch(PodRound):
         self,
         x: int,
         y: int,
-        sums: tuple[float, float, float],
+        sums: tuple[float, float, float, float, float],
         *,
         cap_x: float,
         cap_y: float,
         reads: float = 0.0,
     ) -> float | None:
-        """Predicted IOPS gained when sums (da, db, do) and outstanding reads *reads* go from x to y;
-        None when a disk on either side would exceed its fairness cap, or a side would be predicted
+        """Predicted IOPS gained when sums (da, db, do, dwa, dwb) and outstanding reads *reads* go from
+        x to y; None when a disk on either side would exceed its fairness cap, or a side would be predicted
         beyond its line's limit (``EXTRAPOLATION_LIMIT``)."""
         if reads > 0 and self.line[y] + reads > self.line_max[y]:
             return None
         if reads < 0 and self.line[x] - reads > self.line_max[x]:
             return None
         p = self.pred
-        da, db, do = sums
-        ax, bx, ox = p.A[x] - da, p.B[x] - db, p.O[x] - do
-        ay, by, oy = p.A[y] + da, p.B[y] + db, p.O[y] + do
+        da, db, do, dwa, dwb = sums
+        ex, ey = p.extra[x], p.extra[y]
+        ax = p.A[x] - (da + ex * dwa if ex else da)
+        bx = p.B[x] - (db + ex * dwb if ex else db)
+        ay = p.A[y] + (da + ey * dwa if ey else da)
+        by = p.B[y] + (db + ey * dwb if ey else db)
+        ox, oy = p.O[x] - do, p.O[y] + do
         a_x, s_x, a_y, s_y = p.a[x], p.s[x], p.a[y], p.s[y]
         lx = latency_of(a_x, s_x, ax, bx, ox)
         ly = latency_of(a_y, s_y, ay, by, oy)
@@ -560,10 +580,23 @@ class BestMoveSearch(PodRound):
         after = (1000.0 * ox / lx if ox > 0 else 0.0) + (1000.0 * oy / ly if oy > 0 else 0.0)
         return after - before
 
+    def _sums(self, u: int, v: int = -1) -> tuple[float, float, float, float, float]:
+        """What goes from x to y when unit *u* moves (and unit *v* comes back, in a swap): the
+        differences of their A, B, O and write parts."""
+        if v < 0:
+            return (self.ua[u], self.ub[u], self.uo[u], self.uwa[u], self.uwb[u])
+        return (
+            self.ua[u] - self.ua[v],
+            self.ub[u] - self.ub[v],
+            self.uo[u] - self.uo[v],
+            self.uwa[u] - self.uwa[v],
+            self.uwb[u] - self.uwb[v],
+        )
+
     def _move_gain(self, uid: int, x: int, y: int) -> float | None:
         if self.throughput:
             cap_y = min(self.cap[y], self.unit_cap[uid])
-            sums = (self.ua[uid], self.ub[uid], self.uo[uid])
+            sums = self._sums(uid)
             return self._iops_gain(x, y, sums, cap_x=self.cap[x], cap_y=cap_y, reads=self.ul[uid])
         return self._n_gain(x, y, self.units[uid].load)
 
@@ -571,7 +604,7 @@ class BestMoveSearch(PodRound):
         if self.throughput:
             cap_x = min(self.cap[x], self.unit_cap[v])
             cap_y = min(self.cap[y], self.unit_cap[u])
-            sums = (self.ua[u] - self.ua[v], self.ub[u] - self.ub[v], self.uo[u] - self.uo[v])
+            sums = self._sums(u, v)
             return self._iops_gain(x, y, sums, cap_x=cap_x, cap_y=cap_y, reads=self.ul[u] - self.ul[v])
         amount = self.units[u].load - self.units[v].load
         if amount == 0:
@@ -931,8 +964,9 @@ class BestMoveSearch(PodRound):
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
-        p.add(x, -a, -b, -o, -disks)
-        p.add(y, a, b, o, disks)
+        wa, wb = self.uwa[uid], self.uwb[uid]
+        p.add(x, -a, -b, -o, -disks, wa=-wa, wb=-wb)
+        p.add(y, a, b, o, disks, wa=wa, wb=wb)
         self.line[x] -= self.ul[uid]
         self.line[y] += self.ul[uid]
         lat_x1, lat_y1 = p.latency(x), p.latency(y)
