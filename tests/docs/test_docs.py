@@ -255,7 +255,9 @@ def docs_shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsShell]:
     root = scratch_copy(tmp_path_factory.mktemp("docs") / "basil")
     # `make demo` in the copy must find everything built (an outdated venv would be re-installed
     # from the copy): only the demo itself may be left to run.
-    plan = subprocess.run(["make", "-n", "demo"], cwd=root, capture_output=True, text=True, check=True)
+    plan = subprocess.run(
+        ["make", "--no-print-directory", "-n", "demo"], cwd=root, capture_output=True, text=True, check=True
+    )
     steps = [line for line in plan.stdout.splitlines() if line.strip()]
     assert steps, plan.stdout
     assert all("scripts/demo.py" in line for line in steps), (
