@@ -76,6 +76,23 @@ describe('slo panel', () => {
     expect(screen.getByTestId('slo-move').textContent).toContain('gold 21.4 ms → 0.62 ms');
   });
 
+  it('shows the lab’s real answer (slo-tiers scenario, recorded from POST /pods/slo-pod/recommendations)', async () => {
+    const real = fixture<Recommendation>('recommendation_slo_lab.json');
+    renderWith({ [`GET /pods/${POD.name}/recommendations`]: real }, <RecommendationPanel pod={POD.name} datastores={POD.datastores} />);
+    const panel = await screen.findByTestId('slo-panel');
+    const slo = sloOf(real)!;
+    const rows = within(panel).getAllByRole('row').slice(1);
+    expect(rows.map((r) => r.getAttribute('data-group'))).toEqual(slo.groups.map((g) => g.name));
+    sloGroupRows(slo).forEach((g, i) => {
+      expect(rows[i].textContent).toContain(g.measured);
+      expect(rows[i].textContent).toContain(g.predictedAfter);
+      expect(rows[i].textContent).toContain(g.damage);
+    });
+    expect(within(panel).queryAllByTestId('slo-unmet')).toHaveLength(slo.unmet.length);
+    const lines = screen.getAllByTestId('slo-move').map((e) => e.textContent);
+    expect(lines).toEqual(real.moves.map((m) => sloMoveLine(m)));
+  });
+
   it('leaves a balance-goal pod’s recommendation as it was', async () => {
     renderWith(
       { [`GET /pods/${POD.name}/recommendations`]: fixture<Recommendation>('recommendation.json') },

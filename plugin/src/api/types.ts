@@ -254,7 +254,8 @@ export interface Recommendation {
 export interface SloGroup {
   name: string;
   drt_ms: number;
-  disks: string[];
+  /** How many disks the group has in the pod. */
+  disks: number;
   iops: number;
   measured_ms: number | null;
   predicted_ms_before: number | null;
