@@ -9,7 +9,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,8 +119,11 @@ def basil_config(lab: LabProcess, work: Path) -> BasilConfig:
     )  # fmt: skip
 
 
-def start_basil(lab: LabProcess) -> Iterator[Basil]:
-    """The service on *lab*, serving the built plugin; stopped gracefully afterwards."""
+def start_basil(
+    lab: LabProcess, adjust: Callable[[BasilConfig], BasilConfig] | None = None
+) -> Iterator[Basil]:
+    """The service on *lab*, serving the built plugin (its configuration changed by *adjust*, if given);
+    stopped gracefully afterwards."""
     if not (DIST / "index.html").is_file():
         raise AssertionError(f"the plugin is not built in {DIST}: run `make plugin` (make pytest does)")
     os.environ[PASSWORD_ENV] = lab.password
@@ -128,7 +131,8 @@ def start_basil(lab: LabProcess) -> Iterator[Basil]:
         tempfile.TemporaryDirectory(prefix="basil-plugin-e2e-") as tmp,
         open(os.devnull, "w", encoding="utf-8") as quiet,
     ):
-        server = BasilServer(basil_config(lab, Path(tmp)), ManualService.from_config, out=quiet)
+        config = basil_config(lab, Path(tmp))
+        server = BasilServer(adjust(config) if adjust else config, ManualService.from_config, out=quiet)
         listening = server.prepare()
         thread = threading.Thread(target=server.serve, name="basil-e2e-server", daemon=True)
         thread.start()

@@ -90,6 +90,8 @@ export interface Move {
   /** "swap": one half of a swap; both halves share swap_group and are applied together. */
   kind?: string;
   swap_group?: number | null;
+  /** Goal slo only: the move's predicted effect per group. */
+  slo?: SloMoveEffect;
 }
 
 export interface PodSummary {
@@ -244,6 +246,45 @@ export interface Recommendation {
   /** Disks that would lower the imbalance had they been free to move (why the pod stays over its threshold). */
   pinned_blocking?: PinnedBlocking[];
   pinned_blocking_total?: number;
+  /** Only for a pod with goal slo (docs/slo.md, OpenAPI SloRound). */
+  slo?: SloRound;
+}
+
+/** One priority group of the SLO goal in one round; response times are reads, in ms. */
+export interface SloGroup {
+  name: string;
+  drt_ms: number;
+  /** How many disks the group has in the pod. */
+  disks: number;
+  iops: number;
+  measured_ms: number | null;
+  predicted_ms_before: number | null;
+  predicted_ms_after: number | null;
+  damage_before: number;
+  damage_after: number;
+  measured_damage: number;
+  within_drt_after: boolean;
+  miss_ms: number;
+}
+
+/** The SLO section of a round (a recommendation of a pod with goal slo). */
+export interface SloRound {
+  goal: 'slo';
+  queue_model: 'priority' | 'fcfs' | string;
+  utilisation_cap_pct: number;
+  damage_before: number;
+  damage_after: number;
+  groups: SloGroup[];
+  unmet: string[];
+  priorities: Record<string, number>;
+  datastores: Record<string, Record<string, unknown>>;
+}
+
+/** An SLO move's predicted effect on the groups with disks on its source or target. */
+export interface SloMoveEffect {
+  damage_before: number;
+  damage_after: number;
+  groups: { group: string; rt_ms_before: number | null; rt_ms_after: number | null }[];
 }
 
 export interface PinnedBlocking {

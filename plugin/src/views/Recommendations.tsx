@@ -7,6 +7,7 @@ import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Rec
 import { BeforeAfterBars } from '../charts/Charts';
 import { compact, gb } from '../shape/format';
 import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars, swapLabel } from '../shape/overview';
+import { otherUnmet, sloGroupRows, sloMoveLine, sloOf } from '../shape/slo';
 import { imbalanceLine, isStale, pinnedSummary, predictionErrorLine, predictionRows } from '../shape/recommendation';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad, VmLink, vmOfDisk, When } from './common';
 
@@ -40,6 +41,63 @@ function PinnedBlock({ rec }: { rec: Recommendation }) {
               <td>
                 {compact(e.imbalance_if_moved)}
                 {e.best_target_name ? ` (to ${e.best_target_name})` : ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Goal slo: per priority group its DRT, measured and predicted RT, damage before → after, met or not. */
+export function SloPanel({ rec }: { rec: Recommendation }) {
+  const slo = sloOf(rec);
+  if (!slo) return null;
+  const rows = sloGroupRows(slo);
+  return (
+    <div data-testid="slo-panel">
+      <p data-testid="slo-summary">
+        Goal <strong>slo</strong> ({slo.queue_model} queues, utilisation cap {compact(slo.utilisation_cap_pct)} %): predicted damage{' '}
+        <strong>{compact(slo.damage_before)}</strong> → <strong data-testid="slo-damage-after">{compact(slo.damage_after)}</strong>.
+      </p>
+      {otherUnmet(slo).map((u, i) => (
+        <Alert key={i} kind="warning">
+          {u}
+        </Alert>
+      ))}
+      <table className="table table-compact basil-table" data-testid="slo-groups">
+        <thead>
+          <tr>
+            <th className="left">Group</th>
+            <th>DRT</th>
+            <th>Measured RT</th>
+            <th>Predicted now</th>
+            <th>after the moves</th>
+            <th>Damage before → after</th>
+            <th className="left">DRT met after</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((g) => (
+            <tr key={g.name} data-group={g.name}>
+              <td className="left">{g.name}</td>
+              <td>{g.drt}</td>
+              <td>{g.measured}</td>
+              <td>{g.predictedNow}</td>
+              <td>{g.predictedAfter}</td>
+              <td>{g.damage}</td>
+              <td className="left">
+                {g.met ? (
+                  <span className="label label-success">met</span>
+                ) : (
+                  <>
+                    <span className="label label-danger">unmet</span>
+                    <div className="basil-reason" data-testid="slo-unmet">
+                      {g.unmet}
+                    </div>
+                  </>
+                )}
               </td>
             </tr>
           ))}
@@ -146,7 +204,14 @@ function MoveRows({ moves, datastores, focus }: { moves: Move[]; datastores: Dat
               </span>
               <div className="basil-reason">{m.reason}</div>
             </td>
-            <td className="left basil-effect">{moveEffect(m, datastores)}</td>
+            <td className="left basil-effect">
+              {moveEffect(m, datastores)}
+              {m.slo && (
+                <div className="basil-reason" data-testid="slo-move">
+                  {sloMoveLine(m)}
+                </div>
+              )}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -343,6 +408,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                   No moves recommended for {pod} <When t={r.created_at} />: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
                 </p>
                 <PinnedBlock rec={r} />
+                <SloPanel rec={r} />
               </>
             ) : (
               <>
@@ -362,6 +428,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                   </Alert>
                 )}
                 <PinnedBlock rec={r} />
+                <SloPanel rec={r} />
                 <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
                 <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
                 <div className="basil-actions">
