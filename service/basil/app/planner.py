@@ -355,6 +355,7 @@ class PlanExecutor:
         after_task: Callable[[Move], None] | None = None,
         follow: FollowOptions | None = None,
         check: Callable[[Plan, Move], str] | None = None,
+        shown: Callable[[datetime, str], datetime] | None = None,
     ) -> None:
         self.store = store
         self.links = links
@@ -366,6 +367,8 @@ class PlanExecutor:
         self.follow = follow  # how tasks are followed (tests shorten the pauses)
         # Why a move should not start on the live placement and models ("" to go on): basil.app.move_check.
         self.check = check
+        # A moment of the service's clock on a vCenter's clock, for the times its reasons show.
+        self.shown = shown or (lambda moment, _vcenter: moment)
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -433,7 +436,7 @@ class PlanExecutor:
         if plan.cancel_requested:
             return "the plan is being cancelled"
         if plan.deadline is not None and self.clock() >= plan.deadline:
-            return f"the window closed at {plan.deadline.isoformat()}"
+            return f"the window closed at {self.shown(plan.deadline, move.vcenter).isoformat()}"
         swap = swap_moves(plan, move)
         if swap and not _swap_started(swap, move):  # a swap must fit whole
             pending = [m for m in swap if m.state == "pending"]

@@ -139,6 +139,7 @@ class Service:
             stopping=self.stopping,
             on_move=self._move_ended,
             check=MoveCheck(self),
+            shown=lambda moment, vcenter: self.shown(moment, vcenter) or moment,
         )
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()

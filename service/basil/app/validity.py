@@ -94,8 +94,10 @@ class Validity:
         }
 
 
-def _when(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _when(svc: Service, moment: datetime, vcenter: str) -> str:
+    """*moment* (the service's clock) as text on vCenter's clock, as every time Basil shows is."""
+    shown = svc.shown(moment, vcenter) or moment
+    return shown.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def round_validity(svc: Service, pod: ResolvedPod, recs: Sequence[Recommendation]) -> Validity:
@@ -120,7 +122,8 @@ def round_validity(svc: Service, pod: ResolvedPod, recs: Sequence[Recommendation
         return Validity(
             False,
             f"plan {plan_id} moved {total} disk(s) of pod {pod.name} after this recommendation was computed "
-            f"(the last at {_when(last)}); the placement it was built on has changed, recompute it",
+            f"(the last at {_when(svc, last, pod.vcenter)}); the placement it was built on has changed, "
+            "recompute it",
             models_changed,
         )
     busy = [p.id for p in running if p.id not in mine]
@@ -195,7 +198,8 @@ def stale_after_move(svc: Service, move: plan_store.Move) -> int:
     reason = (
         f"plan {plan.id} moved disk {move.instance} of {move.vm_name or move.vm} from "
         f"{names.get(move.source_datastore, move.source_datastore)} to "
-        f"{names.get(move.target_datastore, move.target_datastore)} at {_when(move.finished_at)}, after "
+        f"{names.get(move.target_datastore, move.target_datastore)} at "
+        f"{_when(svc, move.finished_at, move.vcenter)}, after "
         "this recommendation was computed; the placement it was built on has changed, recompute it"
     )
     with svc.store.session() as session:
