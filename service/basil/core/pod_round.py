@@ -8,6 +8,7 @@ Both searches of the balancer (:class:`basil.core.balancer._PodBalancer`, BASIL'
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -20,7 +21,7 @@ from basil.core.plan import STOP_NO_IMPROVING_MOVE, STOP_NOTHING_TO_BALANCE, Pod
 from basil.core.snapshot import Datastore
 
 
-class PodRound:
+class PodRound(ABC):
     """One pod's part of a round: its datastores (those in maintenance left out), the shared
     placement state and budget, the moves and GB it spent, and its stop code and reason."""
 
@@ -71,8 +72,9 @@ class PodRound:
     def done(self) -> bool:
         return bool(self.stop)
 
+    @abstractmethod
     def pod_state(self) -> PodState:
-        raise NotImplementedError
+        """The pod as the round has left it so far."""
 
     def outcome(self) -> PodOutcome:
         return PodOutcome(
