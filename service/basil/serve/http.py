@@ -423,16 +423,7 @@ class HttpServer:
                 return event
             if isinstance(event, h11.ConnectionClosed):
                 return None
-            remaining = deadline - self._loop_time()
-            if remaining <= 0:
-                raise _RefusedError(408, "the request head did not arrive in time", "request_timeout")
-            try:
-                data = await _within(reader.read(READ_CHUNK), remaining)
-            except TimeoutError:
-                raise _RefusedError(
-                    408, "the request head did not arrive in time", "request_timeout"
-                ) from None
-            conn.receive_data(data)
+            await self._receive(conn, reader, deadline, "head")
 
     async def _read_body(
         self, conn: h11.Connection, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -465,16 +456,21 @@ class HttpServer:
                 return b"".join(parts)
             if isinstance(event, h11.ConnectionClosed):
                 raise ConnectionError("the client closed the connection in the middle of a body")
-            remaining = deadline - self._loop_time()
-            if remaining <= 0:
-                raise _RefusedError(408, "the request body did not arrive in time", "request_timeout")
-            try:
-                data = await _within(reader.read(READ_CHUNK), remaining)
-            except TimeoutError:
-                raise _RefusedError(
-                    408, "the request body did not arrive in time", "request_timeout"
-                ) from None
-            conn.receive_data(data)
+            await self._receive(conn, reader, deadline, "body")
+
+    async def _receive(
+        self, conn: h11.Connection, reader: asyncio.StreamReader, deadline: float, part: str
+    ) -> None:
+        """Feed h11 the next bytes of the request's *part* (head or body), or 408 at *deadline*."""
+        remaining = deadline - self._loop_time()
+        late = _RefusedError(408, f"the request {part} did not arrive in time", "request_timeout")
+        if remaining <= 0:
+            raise late
+        try:
+            data = await _within(reader.read(READ_CHUNK), remaining)
+        except TimeoutError:
+            raise late from None
+        conn.receive_data(data)
 
     async def _send(
         self, conn: h11.Connection, writer: asyncio.StreamWriter, answer: _Answer, *, head_only: bool
