@@ -135,6 +135,8 @@ describe('formatting', () => {
     expect(compact(37.4)).toBe('37.4');
     expect(compact(1538)).toBe('1,538');
     expect(compact(null)).toBe('—');
+    expect(compact(-4.5e-13)).toBe('0');
+    expect(compact(0.0042)).toBe('0.0042');
     expect(ms(6.9)).toBe('6.90 ms');
     expect(gb(2048)).toBe('2.0 TB');
     expect(limit(-1)).toBe('unlimited');

@@ -15,7 +15,8 @@ export function num(v: number | null | undefined, digits = 2): string {
 export function compact(v: number | null | undefined): string {
   if (!known(v)) return DASH;
   const a = Math.abs(v);
-  if (a === 0) return '0';
+  // Differences of sums (a datastore emptied by a move) leave float dust such as -4.5e-13.
+  if (a < 1e-9) return '0';
   if (a >= 1000) return Math.round(v).toLocaleString('en-US');
   if (a >= 100) return v.toFixed(0);
   if (a >= 10) return v.toFixed(1);
