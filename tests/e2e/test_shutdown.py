@@ -20,9 +20,8 @@ from .conftest import BASIL, ServeProcess, start_service, wait_for
 
 @pytest.fixture
 def slow_lab() -> Any:
-    """BASIL §6.3 at 4x: a 10 GB Storage vMotion takes about 12 s of wall time, long enough to start a
-    second `basil serve` and stop the first in, even on a loaded machine (at 10x both moves could end
-    before the SIGTERM)."""
+    """BASIL §6.3 at 4x: a 10 GB Storage vMotion takes about 12 s of wall time; the test pauses the lab's
+    time while the first copy runs, so a loaded machine cannot let both moves end before the SIGTERM."""
     with LabProcess.start(ROOT / "lab" / "scenarios" / "basil-6.3.yaml", speed=4) as lab:
         yield lab
 
@@ -49,6 +48,9 @@ def test_sigterm_drains_and_a_running_plan_resumes_on_restart(slow_lab: LabProce
         return current if current["moves"][0]["state"] == "running" else None
 
     wait_for("the first move to run", first_move_running, every_s=0.2)
+    # Simulated time stands still until the SIGTERM is in: the copy cannot end before it however
+    # slowly this machine starts the second `basil serve` below.
+    slow_lab.set_speed(0)
 
     # A second `basil serve` on the same store is refused before it starts a scheduler.
     second = subprocess.run(
@@ -59,9 +61,17 @@ def test_sigterm_drains_and_a_running_plan_resumes_on_restart(slow_lab: LabProce
     assert "another basil serve" in second.stderr
     assert "ready" not in second.stdout
 
-    assert serve.stop(signal.SIGTERM) == 0, serve.log()
-    out = (tmp_path / "serve.out").read_text(encoding="utf-8")
-    assert "SIGTERM: stopping gracefully" in out
+    serve.proc.send_signal(signal.SIGTERM)
+    out_file = tmp_path / "serve.out"
+
+    def sigterm_taken() -> bool:
+        return "SIGTERM: stopping gracefully" in out_file.read_text(encoding="utf-8")
+
+    wait_for("the SIGTERM to be taken", sigterm_taken, every_s=0.2)
+    slow_lab.set_speed(4)  # the running copy goes on and ends; the drain waits for it
+    serve.proc.wait(timeout=180)
+    assert serve.stop() == 0, serve.log()
+    out = out_file.read_text(encoding="utf-8")
     assert "basil serve: stopped" in out
 
     # Stopped between the moves: the running one finished, the next did not start, the plan is running.
