@@ -33,7 +33,7 @@ import json
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from basil.core.consolidation import (
     DeviceParams,
     WorkloadMeasurement,
     parallelism_from_fit,
+    positioning_from_fit,
     predict_consolidation,
 )
 from basil.core.device_model import DeviceSample, fit_device_model
@@ -173,8 +174,9 @@ def run(
     return out
 
 
-def measurement(name: str, figures: dict[str, float]) -> WorkloadMeasurement:
-    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency."""
+def measurement(name: str, figures: dict[str, float], random_pct: float | None) -> WorkloadMeasurement:
+    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency, and
+    its random % (the guest's seek histogram, which the lab keeps as its workload's pattern)."""
     return WorkloadMeasurement(
         name=name,
         read_iops=figures["read_iops"],
@@ -183,6 +185,7 @@ def measurement(name: str, figures: dict[str, float]) -> WorkloadMeasurement:
         write_latency_ms=figures["write_latency_ms"],
         read_oio=figures["read_iops"] * figures["read_latency_ms"] / 1000.0,
         write_oio=figures["write_iops"] * figures["write_latency_ms"] / 1000.0,
+        random_pct=random_pct,
     )
 
 
@@ -212,8 +215,15 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
     print(f"device model of the LUN from the isolation runs: {fit.describe()}")
     if m is None:
         return DeviceParams(max_conn=QUEUE_DEPTH)
-    print(f"parallelism m = intercept / slope = {m:.2f}")
-    return DeviceParams(max_conn=QUEUE_DEPTH, parallelism=m, parallelism_source="device model")
+    position = positioning_from_fit(fit.slope, fit.intercept)
+    print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
+    return DeviceParams(
+        max_conn=QUEUE_DEPTH,
+        parallelism=m,
+        parallelism_source="device model",
+        positioning_ms=position,
+        positioning_source="device model (intercept)",
+    )
 
 
 def error(predicted: float | None, measured: float, signed: list[float]) -> float | None:
@@ -228,7 +238,13 @@ KEYS = ("mix", "throughput", "X eq. 3-4", "read ms", "write ms")
 
 
 def evaluate(
-    setup: Setup, intervals: int, workdir: Path, cache: dict[str, Any], parallelism: float | None = None
+    setup: Setup,
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    parallelism: float | None = None,
+    sequential: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -242,11 +258,14 @@ def evaluate(
     device = device_fit(setup, runs)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
-        device = DeviceParams(max_conn=QUEUE_DEPTH, parallelism=parallelism, parallelism_source="given")
+        device = replace(device, parallelism=parallelism, parallelism_source="given")
+    if not sequential:
+        print("diagnostic: no random % given (sequential streams keep their isolation service times)")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache)
-        p = predict_consolidation([measurement(n, alone[n]) for n in combo], device)
+        randoms = {n: float(setup.workloads[n]["random_pct"]) if sequential else None for n in combo}
+        p = predict_consolidation([measurement(n, alone[n], randoms[n]) for n in combo], device)
         measured_r = sum(v["read_iops"] for v in together.values())
         measured_w = sum(v["write_iops"] for v in together.values())
         mix_e = error(p.read_mix, measured_r / (measured_r + measured_w), signed["mix"])
@@ -304,6 +323,11 @@ def main() -> None:
     parser.add_argument("--set", choices=("tuning", "heldout", "both"), default="both")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
+        "--no-sequential",
+        action="store_true",
+        help="diagnostic: give the estimator no random %% (the estimator before the interleaving rule)",
+    )
+    parser.add_argument(
         "--parallelism",
         type=float,
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
@@ -316,7 +340,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
-                evaluate(setup, args.intervals, Path(tmp), cache, args.parallelism)
+                evaluate(
+                    setup,
+                    args.intervals,
+                    Path(tmp),
+                    cache,
+                    parallelism=args.parallelism,
+                    sequential=not args.no_sequential,
+                )
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))

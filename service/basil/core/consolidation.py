@@ -36,6 +36,26 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
   (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
+- Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
+  its previous IO left the heads only if no other stream's IO was served there in between. The
+  requests the array chooses from are those in flight; with the streams' requests mixed in its
+  queue, the one served after one of disk i's is another disk's with probability
+  f_i = 1 − A_i / Σ_k A_k, the others' share of the IOs in flight (by Little's law, A = X·C, this
+  is their share of the IO rate where the disks' response times are alike). Of disk i's IOs the
+  sequential share s_i = 1 − random_pct_i / 100 (vscsiStats' seek histogram: small seeks) then
+  pays a random positioning with probability f_i. Where it was measured, f_i⁰ used the queue of
+  its own group (0 alone); consolidated, f_i¹ uses every disk's. Its service time grows by
+  Δ_i = s_i · (f_i¹ − f_i⁰) · t_pos, t_pos the positioning of a random IO on the target device:
+  the latency of a lone random IO, the intercept of the datastore's device model (L = a + b·OIO
+  at OIO → 0; it also holds the controller and a small IO's transfer, a few per cent of a
+  spindle's positioning). Every request of i then costs Δ_i more, for itself and for those
+  queued behind it: C_i' gains Δ_i, and every disk's latency gains Σ_j Δ_j A_j / m (reads and
+  uncached writes). A random disk (s = 0), a disk alone (f¹ = f⁰ = 0) or one among the same
+  disks it was measured with (f¹ = f⁰) keeps its figures. Without t_pos (no device model, or
+  ``positioning_ms`` not given) or without random % nothing is added, and the answer says so.
+  Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
+  Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
+  sequentiality, f from all the disks measured together to the staying ones.
 - Inputs from vSphere: per disk read/write IOPS, latency and outstanding IOs (OIO). The paper's
   A_j is the queue an arriving request of class j finds; vSphere only has time-averaged OIO per
   class, which stands in for it (by PASTA exact for Poisson arrivals; batched arrivals see more).
@@ -52,6 +72,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from basil.core.workload_model import WorkloadModelParams
 from basil.errors import Problem, raise_if_problems
 
 
@@ -68,6 +89,17 @@ class WorkloadMeasurement:
     write_oio: float | None = None
     group: str = ""  # workloads sharing a non-empty group were measured together
     alone: bool = True  # False: it never ran alone, its figures include others' interference
+    random_pct: float | None = None  # share of its IOs that seek (0-100); None: unknown
+
+    @property
+    def sequential_share(self) -> float:
+        """s = 1 − random % / 100: the share of its IOs that continue where the previous one ended."""
+        return 0.0 if self.random_pct is None else 1.0 - self.random_pct / 100.0
+
+    @property
+    def sequential(self) -> bool:
+        """Basil's workload class ``sequential``: at most 25 % random IO."""
+        return self.random_pct is not None and self.random_pct <= SEQUENTIAL_RANDOM_PCT
 
     @property
     def iops(self) -> float:
@@ -124,19 +156,25 @@ class WorkloadMeasurement:
             "write_latency_ms",
             "read_oio",
             "write_oio",
+            "random_pct",
         ):
             value = getattr(self, field)
-            if value is None and field.endswith("oio"):
+            if value is None and (field.endswith("oio") or field == "random_pct"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 found.append(Problem(f"{where}.{field}", f"must be a finite number, not {value!r}"))
             elif value < 0:
                 found.append(Problem(f"{where}.{field}", f"must not be negative, got {value:g}"))
+            elif field == "random_pct" and value > 100:
+                found.append(Problem(f"{where}.{field}", f"must be at most 100, got {value:g}"))
         return found
 
 
 DEFAULT_WRITE_CACHE_MS = 1.0
 PARALLELISM_PAPER = "the paper's single server (no device model of the datastore)"
+POSITIONING_NONE = "none: sequential streams keep their isolation service times (no device model)"
+# Basil's workload class "sequential" (basil.core.workload_model): at most this random %.
+SEQUENTIAL_RANDOM_PCT = WorkloadModelParams().sequential_class_random_pct
 
 
 @dataclass(frozen=True)
@@ -150,6 +188,8 @@ class DeviceParams:
     parallelism: float = 1.0
     parallelism_source: str = PARALLELISM_PAPER
     write_cache_ms: float | None = DEFAULT_WRITE_CACHE_MS
+    positioning_ms: float | None = None  # t_pos: a lone random IO's latency (device model intercept)
+    positioning_source: str = POSITIONING_NONE
 
     @property
     def write_share(self) -> float:
@@ -158,7 +198,7 @@ class DeviceParams:
 
     def problems(self) -> list[Problem]:
         found: list[Problem] = []
-        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms"):
+        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms", "positioning_ms"):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -183,6 +223,8 @@ class WorkloadPrediction:
     write_latency_ms: float
     confidence: str  # "measured alone" or why not
     write_cached: bool = False
+    sequential: bool = False  # at most 25 % random IO
+    positioning_added_ms: float = 0.0  # Δ: what interleaving adds to (or, leaving, takes from) its IOs
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -194,6 +236,8 @@ class WorkloadPrediction:
             "read_latency_ms": self.read_latency_ms,
             "write_latency_ms": self.write_latency_ms,
             "write_cached": self.write_cached,
+            "sequential": self.sequential,
+            "positioning_added_ms": self.positioning_added_ms,
             "confidence": self.confidence,
         }
 
@@ -227,6 +271,8 @@ class ConsolidationPrediction:
             "parallelism": self.device.parallelism,
             "parallelism_source": self.device.parallelism_source,
             "write_cache_ms": self.device.write_cache_ms,
+            "positioning_ms": self.device.positioning_ms,
+            "positioning_source": self.device.positioning_source,
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -240,6 +286,7 @@ class ConsolidationPrediction:
                     "write_oio": m.write_queue,
                     "oio_source": "measured" if m.read_oio is not None else "Little's law",
                     "alone": m.alone,
+                    "random_pct": m.random_pct,
                 }
                 for m in self.inputs
             ],
@@ -259,8 +306,57 @@ def parallelism_from_fit(slope_ms: float | None, intercept_ms: float | None) -> 
     return min(MAX_PARALLELISM, max(1.0, intercept_ms / slope_ms))
 
 
+def positioning_from_fit(slope_ms: float | None, intercept_ms: float | None) -> float | None:
+    """t_pos, a lone random IO's latency: the intercept a of the device model's line L = a + b·OIO
+    (module doc); None where :func:`parallelism_from_fit` cannot read the line either."""
+    if parallelism_from_fit(slope_ms, intercept_ms) is None or intercept_ms is None:
+        return None
+    return intercept_ms
+
+
 def _group_key(index: int, workload: WorkloadMeasurement) -> str:
     return workload.group or f"#{index}"
+
+
+def interleaved_share(own: float, in_flight: float) -> float:
+    """f = 1 − A_i / Σ A: how often another stream's IO comes between two of a disk's IOs, its
+    neighbours' share of the IOs in flight (0 for a disk alone or with nothing in flight)."""
+    if own <= 0 or in_flight <= 0:
+        return 0.0
+    return max(0.0, 1.0 - own / in_flight)
+
+
+def positioning_added_ms(
+    workload: WorkloadMeasurement, measured_among: float, predicted_among: float, device: DeviceParams
+) -> float:
+    """Δ = s · (f¹ − f⁰) · t_pos: what the interleaving of its sequential IO with the other streams
+    adds to each of its IOs when the IOs in flight on its device go from *measured_among* (where its
+    figures were measured) to *predicted_among*; negative when neighbours leave (module doc)."""
+    if device.positioning_ms is None or workload.sequential_share <= 0:
+        return 0.0
+    own = workload.queue
+    change = interleaved_share(own, predicted_among) - interleaved_share(own, measured_among)
+    return workload.sequential_share * change * device.positioning_ms
+
+
+def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
+    return (
+        device.write_cache_ms is not None
+        and workload.write_iops > 0
+        and workload.write_latency_ms <= device.write_cache_ms
+    )
+
+
+def _positioning_batches_ms(
+    workloads: Sequence[WorkloadMeasurement], added: Sequence[float], device: DeviceParams
+) -> float:
+    """Σ_j Δ_j (A^R_j + w A^W_j) / m: what the dearer IOs in flight add to a request behind them
+    (cached writes occupy no device)."""
+    total = 0.0
+    for w, delta in zip(workloads, added, strict=True):
+        writes = 0.0 if _write_cached(w, device) else device.write_share * w.write_queue
+        total += delta * (w.read_queue + writes)
+    return total / device.parallelism
 
 
 def predict_consolidation(
@@ -301,15 +397,17 @@ def predict_consolidation(
     for key, w in zip(keys, workloads, strict=True):
         interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
+    # Sequential streams interleaved with the other groups' (module doc): Δ_i and their batches.
+    in_flight = sum(seen.values())
+    positioning = [
+        positioning_added_ms(w, seen[key], in_flight, device) for key, w in zip(keys, workloads, strict=True)
+    ]
+    positioning_batches = _positioning_batches_ms(workloads, positioning, device)
 
     predictions = []
-    for key, w in zip(keys, workloads, strict=True):
-        added = all_interference - interference[key]
-        cached = (
-            device.write_cache_ms is not None
-            and w.write_iops > 0
-            and w.write_latency_ms <= device.write_cache_ms
-        )
+    for key, w, delta in zip(keys, workloads, positioning, strict=True):
+        added = all_interference - interference[key] + delta + positioning_batches
+        cached = _write_cached(w, device)
         read_ms = w.read_latency_ms + added
         write_ms = w.write_latency_ms + (0.0 if cached else added)
         # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
@@ -330,6 +428,8 @@ def predict_consolidation(
                 write_latency_ms=write_ms,
                 confidence=confidence,
                 write_cached=cached,
+                sequential=w.sequential,
+                positioning_added_ms=delta,
             )
         )
     read_x = sum(p.read_iops for p in predictions)
@@ -361,19 +461,21 @@ def predict_departure(
     m, w_share = device.parallelism, device.write_share
     seen = sum(w.queue for w in together)
     removed = sum(w.batches_ms(m, w_share, seen) for w in together if w.name in leaving)
+    staying = [w for w in together if w.name not in leaving]
+    # The staying sequential streams regain sequentiality: Δ ≤ 0 (module doc).
+    staying_seen = sum(w.queue for w in staying)
+    positioning = [positioning_added_ms(w, seen, staying_seen, device) for w in staying]
+    positioning_batches = _positioning_batches_ms(staying, positioning, device)
     out: list[WorkloadPrediction] = []
-    for w in together:
-        if w.name in leaving:
-            continue
-        cached = (
-            device.write_cache_ms is not None
-            and w.write_iops > 0
-            and w.write_latency_ms <= device.write_cache_ms
-        )
-        read_ms = max(w.read_service_ms(m, seen), w.read_latency_ms - removed)
-        write_ms = (
-            w.write_latency_ms if cached else max(w.write_service_ms(m, seen), w.write_latency_ms - removed)
-        )
+    for w, delta in zip(staying, positioning, strict=True):
+        cached = _write_cached(w, device)
+        change = delta + positioning_batches - removed
+        # Never below its own service time S(m), less the positioning it no longer pays (and, as a
+        # guard against a positioning cost above what the disk paid, never below a tenth of S).
+        read_floor = max(w.read_service_ms(m, seen) + delta, w.read_service_ms(m, seen) / 10.0)
+        write_floor = max(w.write_service_ms(m, seen) + delta, w.write_service_ms(m, seen) / 10.0)
+        read_ms = max(read_floor, w.read_latency_ms + change)
+        write_ms = w.write_latency_ms if cached else max(write_floor, w.write_latency_ms + change)
         after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
         scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
         out.append(
@@ -386,6 +488,8 @@ def predict_departure(
                 write_latency_ms=write_ms,
                 confidence="measured with the leaving disks",
                 write_cached=cached,
+                sequential=w.sequential,
+                positioning_added_ms=delta,
             )
         )
     return out
@@ -411,6 +515,7 @@ def isolate(
             p.write_latency_ms,
             group=by_name[p.name].group,
             alone=by_name[p.name].alone,
+            random_pct=by_name[p.name].random_pct,
         )
         for p in predict_departure(group, gone, device)
     ]
@@ -430,6 +535,7 @@ def measurement_from_mapping(
         "write_oio",
         "group",
         "alone",
+        "random_pct",
     }
     problems = [Problem(f"{where}.{key}", "unknown field") for key in raw if key not in known]
     for key in ("name", "read_iops", "write_iops", "read_latency_ms", "write_latency_ms"):
@@ -455,7 +561,7 @@ def measurement_from_mapping(
         return None if raw.get(key) is None else number(key)
 
     figures = {key: number(key) for key in ("read_iops", "write_iops", "read_latency_ms", "write_latency_ms")}
-    oio = {key: optional(key) for key in ("read_oio", "write_oio")}
+    oio = {key: optional(key) for key in ("read_oio", "write_oio", "random_pct")}
     if problems:
         return None, problems
     measurement = WorkloadMeasurement(
@@ -468,6 +574,7 @@ def measurement_from_mapping(
         write_oio=oio["write_oio"],
         group=str(group),
         alone=bool(alone),
+        random_pct=oio["random_pct"],
     )
     return measurement, measurement.problems(where)
 
@@ -493,7 +600,15 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         problems += [
             Problem(f"datastore.{key}", "unknown field")
             for key in datastore
-            if key not in {"name", "queue_depth", "max_write_conn", "parallelism", "write_cache_ms"}
+            if key
+            not in {
+                "name",
+                "queue_depth",
+                "max_write_conn",
+                "parallelism",
+                "write_cache_ms",
+                "positioning_ms",
+            }
         ]
 
         def is_number(value: object) -> bool:
@@ -503,6 +618,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         writes = datastore.get("max_write_conn")
         parallelism = datastore.get("parallelism")
         cache = datastore.get("write_cache_ms", DEFAULT_WRITE_CACHE_MS)
+        positioning = datastore.get("positioning_ms")
         wrong = [
             f"datastore.{key}"
             for key, value, optional in (
@@ -510,6 +626,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ("max_write_conn", writes, True),
                 ("parallelism", parallelism, True),
                 ("write_cache_ms", cache, True),
+                ("positioning_ms", positioning, True),
             )
             if not (is_number(value) or (optional and value is None))
         ]
@@ -521,6 +638,8 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 parallelism=1.0 if parallelism is None else _number(parallelism),
                 parallelism_source=PARALLELISM_PAPER if parallelism is None else "given",
                 write_cache_ms=None if cache is None else _number(cache),
+                positioning_ms=None if positioning is None else _number(positioning),
+                positioning_source=POSITIONING_NONE if positioning is None else "given",
             )
             names = {"max_conn": "datastore.queue_depth"}
             problems += [
