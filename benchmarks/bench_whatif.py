@@ -234,7 +234,7 @@ def error(predicted: float | None, measured: float, signed: list[float]) -> floa
     return abs(predicted - measured) / measured
 
 
-KEYS = ("mix", "throughput", "X eq. 3-4", "read ms", "write ms")
+KEYS = ("mix", "mix eq. 1-2", "throughput", "X eq. 3-4", "read ms", "write ms")
 
 
 def evaluate(
@@ -269,6 +269,7 @@ def evaluate(
         measured_r = sum(v["read_iops"] for v in together.values())
         measured_w = sum(v["write_iops"] for v in together.values())
         mix_e = error(p.read_mix, measured_r / (measured_r + measured_w), signed["mix"])
+        mix_paper = error(p.paper_read_mix, measured_r / (measured_r + measured_w), signed["mix eq. 1-2"])
         x_e = error(p.read_iops + p.write_iops, measured_r + measured_w, signed["throughput"])
         x_paper = error(p.paper_read_iops + p.paper_write_iops, measured_r + measured_w, signed["X eq. 3-4"])
         read_e = [
@@ -287,6 +288,7 @@ def evaluate(
             random_only.extend(v for v in read_e if v is not None)
         for key, values in (
             ("mix", [mix_e]),
+            ("mix eq. 1-2", [mix_paper]),
             ("throughput", [x_e]),
             ("X eq. 3-4", [x_paper]),
             ("read ms", read_e),

@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from basil.core.consolidation import (
     DeviceParams,
     WorkloadMeasurement,
+    WorkloadPrediction,
     interleaved_share,
     isolate,
     positioning_from_fit,
@@ -60,19 +63,26 @@ def test_a_sequential_stream_alone_keeps_its_isolation_figures() -> None:
     assert (w.read_iops, w.read_latency_ms) == pytest.approx((4000.0, 1.0))
 
 
+def others_share(name: str, workloads: list[WorkloadPrediction]) -> float:
+    """f¹ at the predicted rates: the other disks' share of the IO rate."""
+    mine = next(w.read_iops + w.write_iops for w in workloads if w.name == name)
+    return interleaved_share(mine, sum(w.read_iops + w.write_iops for w in workloads))
+
+
 def test_with_a_random_neighbour_its_reads_pay_the_interleaved_positioning() -> None:
     with_rule = predict_consolidation([SEQ, OLTP], DEVICE)
     without = predict_consolidation([SEQ, OLTP], NO_POSITIONING)
     seq, oltp = with_rule.workloads
-    # Δ = s (f¹ − f⁰) t_pos: all of its IO is sequential, the neighbour holds 12 of the 16 IOs in flight.
-    delta = 1.0 * (12.0 / 16.0 - 0.0) * T_POS
-    assert interleaved_share(4.0, 16.0) == pytest.approx(0.75)
-    assert seq.positioning_added_ms == pytest.approx(delta)
+    # Δ = s (f¹ − f⁰) t_pos: all of its IO is sequential, f⁰ = 0 alone, f¹ the neighbour's share of
+    # the IO rate once together (a fixed point: Δ lowers its rate, which raises f¹).
+    delta = seq.positioning_added_ms
+    assert delta == pytest.approx(1.0 * (others_share("seq", with_rule.workloads) - 0.0) * T_POS, rel=1e-5)
+    assert 0.5 * T_POS < delta < T_POS  # its 4000 IO/s alone would give f¹ = 800/4800; slowed, far more
     assert oltp.positioning_added_ms == 0.0  # a random disk has nothing to lose
-    # Its own IO costs Δ more, and so does each of its 4 reads in flight for anyone behind them.
-    batch = delta * 4.0 / M
-    assert seq.read_latency_ms == pytest.approx(without.workloads[0].read_latency_ms + delta + batch)
-    assert oltp.read_latency_ms == pytest.approx(without.workloads[1].read_latency_ms + batch)
+    # Its own IO costs Δ more (its own sequential IOs in flight lie on other devices), and each of its
+    # 4 reads in flight costs Δ more for the neighbour's requests behind them.
+    assert seq.read_latency_ms == pytest.approx(without.workloads[0].read_latency_ms + delta)
+    assert oltp.read_latency_ms == pytest.approx(without.workloads[1].read_latency_ms + delta * 4.0 / M)
     # Closed loop: its IOPS fall with its latency (Little's law), its outstanding IOs kept.
     assert seq.read_iops * seq.read_latency_ms / 1000.0 == pytest.approx(4.0)
     assert seq.read_iops < without.workloads[0].read_iops
@@ -83,7 +93,8 @@ def test_a_partly_random_disk_pays_for_its_sequential_share_only() -> None:
     mixed = disk("mixed", 1000.0, 4.0, 4.0, 40.0)
     p = predict_consolidation([mixed, OLTP], DEVICE)
     assert not p.workloads[0].sequential  # over 25 % random: not the class, but its 60 % still blends
-    assert p.workloads[0].positioning_added_ms == pytest.approx(0.6 * 0.75 * T_POS)
+    share = others_share("mixed", p.workloads)
+    assert p.workloads[0].positioning_added_ms == pytest.approx(0.6 * share * T_POS, rel=1e-5)
 
 
 def test_without_a_positioning_cost_or_a_random_pct_nothing_is_added() -> None:
@@ -135,7 +146,8 @@ def test_n_disks_order_does_not_matter_and_every_neighbour_adds() -> None:
     ]
     assert added == sorted(added)
     assert added[0] == 0.0
-    assert added[-1] == pytest.approx((1 - 4.0 / 20.4) * T_POS)
+    every = predict_consolidation([SEQ, web, mail, OLTP], DEVICE).workloads
+    assert added[-1] == pytest.approx(others_share("seq", every) * T_POS, rel=1e-5)
 
 
 def test_leaving_neighbours_give_a_stream_its_sequentiality_back() -> None:
@@ -143,7 +155,8 @@ def test_leaving_neighbours_give_a_stream_its_sequentiality_back() -> None:
     oltp = disk("oltp", 700.0, 17.0, 12.0, 100.0, group="ds1")
     (after,) = predict_departure([seq, oltp], {"oltp"}, DEVICE)
     (without,) = predict_departure([seq, oltp], {"oltp"}, NO_POSITIONING)
-    assert after.positioning_added_ms == pytest.approx(-0.75 * T_POS)
+    # f⁰ = 700 / 1600 of the IO rate was the neighbour's; alone again, f¹ = 0.
+    assert after.positioning_added_ms == pytest.approx(-700.0 / 1600.0 * T_POS)
     assert after.read_latency_ms < without.read_latency_ms
     assert after.read_latency_ms >= 4.4 / (1 + 16.0 / M) / 10.0  # the guard: a tenth of its service time
     # Moved away alone, it enters an empty datastore with its sequentiality back.
@@ -179,5 +192,42 @@ def test_a_document_carries_random_pct_and_the_positioning_cost() -> None:
         {"datastore": {"parallelism": M, "positioning_ms": T_POS}, "disks": [SEQ.__dict__, oltp]}
     )
     assert p.device.positioning_source == "given"
-    assert p.workloads[0].positioning_added_ms == pytest.approx(0.75 * T_POS)
+    assert p.workloads[0].positioning_added_ms == pytest.approx(
+        others_share("seq", p.workloads) * T_POS, rel=1e-5
+    )
     assert p.to_dict()["inputs"][0]["random_pct"] == 0.0  # type: ignore[index]
+
+
+measurements = st.builds(
+    WorkloadMeasurement,
+    name=st.uuids().map(str),
+    read_iops=st.floats(1, 5000),
+    write_iops=st.floats(0, 5000),
+    read_latency_ms=st.floats(0.1, 100),
+    write_latency_ms=st.floats(0.1, 100),
+    read_oio=st.one_of(st.none(), st.floats(0, 64)),
+    write_oio=st.one_of(st.none(), st.floats(0, 64)),
+    random_pct=st.one_of(st.none(), st.floats(0, 100)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(measurements, min_size=1, max_size=5, unique_by=lambda m: m.name), measurements)
+def test_n_way_properties_with_interleaving(
+    group: list[WorkloadMeasurement], newcomer: WorkloadMeasurement
+) -> None:
+    before = predict_consolidation(group, DEVICE)
+    for w in before.workloads:  # the fixed point: Δ from the predicted rates' shares
+        s = next(g.sequential_share for g in group if g.name == w.name)
+        assert w.positioning_added_ms == pytest.approx(
+            s * others_share(w.name, before.workloads) * T_POS, rel=1e-4, abs=1e-6
+        )
+    reversed_order = predict_consolidation(group[::-1], DEVICE)
+    by_name = {w.name: w.read_latency_ms for w in reversed_order.workloads}
+    assert [by_name[w.name] for w in before.workloads] == pytest.approx(
+        [w.read_latency_ms for w in before.workloads], rel=1e-5
+    )
+    if newcomer.name not in {m.name for m in group}:
+        after = predict_consolidation([*group, newcomer], DEVICE)
+        for b, a in zip(before.workloads, after.workloads, strict=False):
+            assert a.read_latency_ms >= b.read_latency_ms * (1 - 1e-5)

@@ -69,7 +69,7 @@ worse, pessimistic, for writes. Figures in the lab: docs/whatif.md (``make bench
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from basil.core.workload_model import WorkloadModelParams
@@ -246,8 +246,10 @@ class WorkloadPrediction:
 class ConsolidationPrediction:
     """The device's predicted mix and throughputs, and each workload's IOPS and latencies."""
 
-    read_mix: float  # β^R
+    read_mix: float  # β^R, of the predicted throughputs
     write_mix: float  # β^W
+    paper_read_mix: float  # eq. 1, of the isolation throughputs
+    paper_write_mix: float  # eq. 2
     read_iops: float  # X^R
     write_iops: float  # X^W
     overhead_factor: float  # c_oh
@@ -261,6 +263,8 @@ class ConsolidationPrediction:
         return {
             "read_mix": self.read_mix,
             "write_mix": self.write_mix,
+            "paper_read_mix": self.paper_read_mix,
+            "paper_write_mix": self.paper_write_mix,
             "read_iops": self.read_iops,
             "write_iops": self.write_iops,
             "overhead_factor": self.overhead_factor,
@@ -326,17 +330,19 @@ def interleaved_share(own: float, in_flight: float) -> float:
     return max(0.0, 1.0 - own / in_flight)
 
 
+FIXED_POINT_ITERATIONS = 200
+FIXED_POINT_TOLERANCE = 1e-6
+
+
 def positioning_added_ms(
-    workload: WorkloadMeasurement, measured_among: float, predicted_among: float, device: DeviceParams
+    workload: WorkloadMeasurement, measured: float, predicted: float, device: DeviceParams
 ) -> float:
     """Δ = s · (f¹ − f⁰) · t_pos: what the interleaving of its sequential IO with the other streams
-    adds to each of its IOs when the IOs in flight on its device go from *measured_among* (where its
-    figures were measured) to *predicted_among*; negative when neighbours leave (module doc)."""
+    adds to each of its IOs when the share of others' IOs goes from *measured* (f⁰, where its
+    figures were measured) to *predicted* (f¹); negative when neighbours leave (module doc)."""
     if device.positioning_ms is None or workload.sequential_share <= 0:
         return 0.0
-    own = workload.queue
-    change = interleaved_share(own, predicted_among) - interleaved_share(own, measured_among)
-    return workload.sequential_share * change * device.positioning_ms
+    return workload.sequential_share * (predicted - measured) * device.positioning_ms
 
 
 def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
@@ -349,14 +355,44 @@ def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
 
 def _positioning_batches_ms(
     workloads: Sequence[WorkloadMeasurement], added: Sequence[float], device: DeviceParams
-) -> float:
-    """Σ_j Δ_j (A^R_j + w A^W_j) / m: what the dearer IOs in flight add to a request behind them
-    (cached writes occupy no device)."""
-    total = 0.0
-    for w, delta in zip(workloads, added, strict=True):
-        writes = 0.0 if _write_cached(w, device) else device.write_share * w.write_queue
-        total += delta * (w.read_queue + writes)
-    return total / device.parallelism
+) -> list[float]:
+    """Per disk i, Σ_{j≠i} Δ_j (A^R_j + w A^W_j) / m: what the other disks' dearer IOs in flight add
+    to a request of i behind them (cached writes occupy no device). A stream does not wait behind its
+    own sequential IOs: consecutive ones lie on consecutive stripe units, other devices."""
+    each = [
+        delta * (w.read_queue + (0.0 if _write_cached(w, device) else device.write_share * w.write_queue))
+        for w, delta in zip(workloads, added, strict=True)
+    ]
+    total = sum(each)
+    return [(total - own) / device.parallelism for own in each]
+
+
+def _interleaved(
+    workloads: Sequence[WorkloadMeasurement],
+    measured: Sequence[float],
+    device: DeviceParams,
+    predicted: Callable[[Sequence[float]], list[WorkloadPrediction]],
+) -> list[WorkloadPrediction]:
+    """The predictions with sequential streams interleaved (module doc): f¹ from the shares of the
+    predicted IO rates, which depend on Δ, solved as a damped fixed point; *measured* is f⁰."""
+    predictions = predicted([0.0] * len(workloads))
+    if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
+        return predictions
+    rates = [w.iops for w in workloads]
+    for _ in range(FIXED_POINT_ITERATIONS):
+        together = sum(rates)
+        positioning = [
+            positioning_added_ms(w, f0, interleaved_share(rate, together), device)
+            for w, f0, rate in zip(workloads, measured, rates, strict=True)
+        ]
+        predictions = predicted(positioning)
+        new_rates = [p.read_iops + p.write_iops for p in predictions]
+        if all(
+            abs(a - b) <= FIXED_POINT_TOLERANCE * max(1.0, b) for a, b in zip(new_rates, rates, strict=True)
+        ):
+            break
+        rates = [(a + b) / 2.0 for a, b in zip(new_rates, rates, strict=True)]
+    return predictions
 
 
 def predict_consolidation(
@@ -382,8 +418,8 @@ def predict_consolidation(
     share = {key: (g / total if total > 0 else 1.0) for key, g in group_iops.items()}
     reads = sum(w.read_iops for w in workloads)
     writes = sum(w.write_iops for w in workloads)
-    read_mix = reads / total if total > 0 else 0.0  # eq. 1: Σ α^R_k T_k / Σ T_k
-    write_mix = writes / total if total > 0 else 0.0
+    paper_read_mix = reads / total if total > 0 else 0.0  # eq. 1: Σ α^R_k T_k / Σ T_k
+    paper_write_mix = writes / total if total > 0 else 0.0
     paper_read = sum(w.read_iops * share[key] for key, w in zip(keys, workloads, strict=True))
     paper_write = sum(w.write_iops * share[key] for key, w in zip(keys, workloads, strict=True))
 
@@ -397,47 +433,51 @@ def predict_consolidation(
     for key, w in zip(keys, workloads, strict=True):
         interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
-    # Sequential streams interleaved with the other groups' (module doc): Δ_i and their batches.
-    in_flight = sum(seen.values())
-    positioning = [
-        positioning_added_ms(w, seen[key], in_flight, device) for key, w in zip(keys, workloads, strict=True)
-    ]
-    positioning_batches = _positioning_batches_ms(workloads, positioning, device)
 
-    predictions = []
-    for key, w, delta in zip(keys, workloads, positioning, strict=True):
-        added = all_interference - interference[key] + delta + positioning_batches
-        cached = _write_cached(w, device)
-        read_ms = w.read_latency_ms + added
-        write_ms = w.write_latency_ms + (0.0 if cached else added)
-        # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
-        before = w.mean_latency_ms
-        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
-        scale = before / after if after > 0 and before > 0 else 1.0
-        if w.alone:
-            confidence = "measured alone"
-        else:
-            confidence = "never measured alone: estimated from figures shared with other disks"
-        predictions.append(
-            WorkloadPrediction(
-                name=w.name,
-                group=w.group,
-                read_iops=scale * w.read_iops,
-                write_iops=scale * w.write_iops,
-                read_latency_ms=read_ms,
-                write_latency_ms=write_ms,
-                confidence=confidence,
-                write_cached=cached,
-                sequential=w.sequential,
-                positioning_added_ms=delta,
+    def predicted(positioning: Sequence[float]) -> list[WorkloadPrediction]:
+        batches = _positioning_batches_ms(workloads, positioning, device)
+        out = []
+        for key, w, delta, behind in zip(keys, workloads, positioning, batches, strict=True):
+            added = all_interference - interference[key] + delta + behind
+            cached = _write_cached(w, device)
+            read_ms = w.read_latency_ms + added
+            write_ms = w.write_latency_ms + (0.0 if cached else added)
+            # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
+            before = w.mean_latency_ms
+            after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+            scale = before / after if after > 0 and before > 0 else 1.0
+            if w.alone:
+                confidence = "measured alone"
+            else:
+                confidence = "never measured alone: estimated from figures shared with other disks"
+            out.append(
+                WorkloadPrediction(
+                    name=w.name,
+                    group=w.group,
+                    read_iops=scale * w.read_iops,
+                    write_iops=scale * w.write_iops,
+                    read_latency_ms=read_ms,
+                    write_latency_ms=write_ms,
+                    confidence=confidence,
+                    write_cached=cached,
+                    sequential=w.sequential,
+                    positioning_added_ms=delta,
+                )
             )
-        )
+        return out
+
+    measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
+    predictions = _interleaved(workloads, measured, device, predicted)
     read_x = sum(p.read_iops for p in predictions)
     write_x = sum(p.write_iops for p in predictions)
     c_oh = (read_x + write_x) / total if total > 0 else 1.0
+    # The mix of the predicted throughputs; eq. 1–2 (the isolation throughputs') reported beside it.
+    both = read_x + write_x
     return ConsolidationPrediction(
-        read_mix=read_mix,
-        write_mix=write_mix,
+        read_mix=read_x / both if both > 0 else paper_read_mix,
+        write_mix=write_x / both if both > 0 else paper_write_mix,
+        paper_read_mix=paper_read_mix,
+        paper_write_mix=paper_write_mix,
         read_iops=read_x,
         write_iops=write_x,
         overhead_factor=c_oh,
@@ -463,13 +503,18 @@ def predict_departure(
     removed = sum(w.batches_ms(m, w_share, seen) for w in together if w.name in leaving)
     staying = [w for w in together if w.name not in leaving]
     # The staying sequential streams regain sequentiality: Δ ≤ 0 (module doc).
-    staying_seen = sum(w.queue for w in staying)
-    positioning = [positioning_added_ms(w, seen, staying_seen, device) for w in staying]
-    positioning_batches = _positioning_batches_ms(staying, positioning, device)
+    rate_together, rate_staying = sum(w.iops for w in together), sum(w.iops for w in staying)
+    positioning = [
+        positioning_added_ms(
+            w, interleaved_share(w.iops, rate_together), interleaved_share(w.iops, rate_staying), device
+        )
+        for w in staying
+    ]
+    batches = _positioning_batches_ms(staying, positioning, device)
     out: list[WorkloadPrediction] = []
-    for w, delta in zip(staying, positioning, strict=True):
+    for w, delta, behind in zip(staying, positioning, batches, strict=True):
         cached = _write_cached(w, device)
-        change = delta + positioning_batches - removed
+        change = delta + behind - removed
         # Never below its own service time S(m), less the positioning it no longer pays (and, as a
         # guard against a positioning cost above what the disk paid, never below a tenth of S).
         read_floor = max(w.read_service_ms(m, seen) + delta, w.read_service_ms(m, seen) / 10.0)
