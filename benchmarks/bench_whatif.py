@@ -14,13 +14,16 @@ Two sets of combinations:
   mail/web/file, a sequential stream) on a 6 x 15k FC RAID 0 LUN, scenario seed 16;
 - ``heldout``: other workload types (DSS, VDI, backup, log, analytics) and pairs of them with the
   tuning types, on an 8 x 10k SAS RAID 10 LUN, scenario seed 2026; not looked at while the
-  estimator was changed, reported beside the tuning set.
+  estimator was changed, reported beside the tuning set;
+- ``third``: written down after the interleaving rule was chosen (on the tuning set) and before it
+  was run: tuning and held-out types mixed, sequential streams beside random ones, on a 8 x 7.2k
+  SATA RAID 5 LUN, scenario seed 311.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|both] [--intervals N]
-        [--no-triples] [--cache FILE]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|all] [--intervals N]
+        [--no-triples] [--cache FILE] [--no-sequential] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -103,6 +106,32 @@ def heldout(triples: bool) -> Setup:
         combos += [("dss", "vdi", "log"), ("analytics", "backup", "webserver")]
     device = {"kind": "sas10k", "disks": 8, "raid": "10", "cache_mb": 2048}
     return Setup("heldout", 2026, device, workloads, combos)
+
+
+def third(triples: bool) -> Setup:
+    """Written down (2026-11-26, before running it) to check the interleaving rule, which was chosen
+    on the tuning set: tuning and held-out types mixed, sequential and partly sequential streams
+    beside random ones, on a LUN of a kind neither set used (7.2k SATA RAID 5), another seed."""
+    workloads = {**WORKLOADS, **HELDOUT_WORKLOADS}
+    combos: list[tuple[str, ...]] = [
+        ("sequential", "oltp"),
+        ("sequential", "vdi"),
+        ("sequential", "webserver"),
+        ("sequential", "dss"),
+        ("backup", "exchange"),
+        ("backup", "fb-file"),
+        ("log", "workstation"),
+        ("log", "fb-web"),
+        ("analytics", "exchange"),
+        ("analytics", "sequential"),
+        ("oltp", "vdi"),
+        ("exchange", "dss"),
+        ("webserver", "fb-mail"),
+    ]
+    if triples:
+        combos += [("sequential", "backup", "oltp"), ("webserver", "log", "fb-mail")]
+    device = {"kind": "sata7k", "disks": 8, "raid": "5", "cache_mb": 1024}
+    return Setup("third", 311, device, workloads, combos)
 
 
 QUEUE_DEPTH = 32
@@ -322,7 +351,7 @@ def main() -> None:
     )
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
-    parser.add_argument("--set", choices=("tuning", "heldout", "both"), default="both")
+    parser.add_argument("--set", choices=("tuning", "heldout", "third", "all"), default="all")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
         "--no-sequential",
@@ -336,8 +365,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout)]
-    if args.set != "both":
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third)]
+    if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     with tempfile.TemporaryDirectory() as tmp:
         try:

@@ -12,7 +12,8 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   disks already on a target datastore, or disks moved together from one source). A group's
   measurements already contain its members' mutual interference, so interference is only added
   between groups. With one workload a group, this is the paper's model for n VMs.
-- Mix (eq. 1–2): β^R = Σ_k α^R_k T_k / Σ_k T_k over all workloads.
+- Mix (eq. 1–2): β^R = Σ_k α^R_k T_k / Σ_k T_k over all workloads (reported as the paper's; the
+  answer's mix is that of the predicted throughputs, below).
 - Throughput: the paper's eq. 3–4 (X^R = Σ_g G^R_g · G_g / Σ G over groups) assumes a device so busy
   that sharing it leaves the total throughput near the isolation throughputs' weighted mean. A
   virtual disk's IO generator keeps its outstanding IOs whatever the device (Iometer's workers, a
@@ -37,25 +38,30 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
   (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
 - Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
-  its previous IO left the heads only if no other stream's IO was served there in between. The
-  requests the array chooses from are those in flight; with the streams' requests mixed in its
-  queue, the one served after one of disk i's is another disk's with probability
-  f_i = 1 − A_i / Σ_k A_k, the others' share of the IOs in flight (by Little's law, A = X·C, this
-  is their share of the IO rate where the disks' response times are alike). Of disk i's IOs the
-  sequential share s_i = 1 − random_pct_i / 100 (vscsiStats' seek histogram: small seeks) then
-  pays a random positioning with probability f_i. Where it was measured, f_i⁰ used the queue of
-  its own group (0 alone); consolidated, f_i¹ uses every disk's. Its service time grows by
-  Δ_i = s_i · (f_i¹ − f_i⁰) · t_pos, t_pos the positioning of a random IO on the target device:
-  the latency of a lone random IO, the intercept of the datastore's device model (L = a + b·OIO
-  at OIO → 0; it also holds the controller and a small IO's transfer, a few per cent of a
-  spindle's positioning). Every request of i then costs Δ_i more, for itself and for those
-  queued behind it: C_i' gains Δ_i, and every disk's latency gains Σ_j Δ_j A_j / m (reads and
-  uncached writes). A random disk (s = 0), a disk alone (f¹ = f⁰ = 0) or one among the same
+  its previous IO left the heads only if no other stream's IO was served there in between. IOs are
+  striped, so every device sees every stream's IOs in the order they arrive; the IO a device served
+  before one of disk i's was another disk's with probability f_i = 1 − X_i / Σ_k X_k, the others'
+  share of the IO rate. Of disk i's IOs the sequential share s_i = 1 − random_pct_i / 100
+  (vscsiStats' seek histogram: small seeks) then pays a random positioning with probability f_i.
+  Where it was measured, f_i⁰ used the rates of its own group (0 alone); consolidated, f_i¹ uses
+  the predicted rates of every disk, which depend on the answer (a slower stream has a smaller
+  share): a damped fixed point. Its IOs cost Δ_i = s_i · (f_i¹ − f_i⁰) · t_pos more, t_pos the
+  positioning of a random IO on the target device: the latency of a lone random IO, the intercept
+  of the datastore's device model (L = a + b·OIO at OIO → 0; it also holds the controller and a
+  small IO's transfer, a few per cent of a spindle's positioning). C_i' gains Δ_i once: its own
+  sequential IOs in flight lie on consecutive stripe units, other devices, so it does not queue
+  behind them; every other disk's latency gains Δ_i A_i / m (reads and uncached writes) for i's
+  dearer IOs ahead of it. A random disk (s = 0), a disk alone (f¹ = f⁰ = 0) or one among the same
   disks it was measured with (f¹ = f⁰) keeps its figures. Without t_pos (no device model, or
   ``positioning_ms`` not given) or without random % nothing is added, and the answer says so.
   Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
   Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
-  sequentiality, f from all the disks measured together to the staying ones.
+  sequentiality, f from the measured rates of all the disks measured together to the staying ones'.
+  Not modelled: the destaging of sequential writes that a write-back cache absorbed, which becomes
+  random once interleaved and loads the devices (the "log" combinations of the benchmark).
+- Mix: the answer's β^R = X^R / (X^R + X^W), of the predicted throughputs; the paper's eq. 1–2, of
+  the isolation throughputs, is reported beside it (``paper_read_mix``), and is wrong wherever a
+  workload's throughput changes much (a sequential stream's falls most).
 - Inputs from vSphere: per disk read/write IOPS, latency and outstanding IOs (OIO). The paper's
   A_j is the queue an arriving request of class j finds; vSphere only has time-averaged OIO per
   class, which stands in for it (by PASTA exact for Poisson arrivals; batched arrivals see more).
