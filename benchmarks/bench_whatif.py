@@ -14,13 +14,16 @@ Two sets of combinations:
   mail/web/file, a sequential stream) on a 6 x 15k FC RAID 0 LUN, scenario seed 16;
 - ``heldout``: other workload types (DSS, VDI, backup, log, analytics) and pairs of them with the
   tuning types, on an 8 x 10k SAS RAID 10 LUN, scenario seed 2026; not looked at while the
-  estimator was changed, reported beside the tuning set.
+  estimator was changed, reported beside the tuning set;
+- ``third``: written down after the interleaving rule was chosen (on the tuning set) and before it
+  was run: tuning and held-out types mixed, sequential streams beside random ones, on a 8 x 7.2k
+  SATA RAID 5 LUN, scenario seed 311.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|both] [--intervals N]
-        [--no-triples] [--cache FILE]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|all] [--intervals N]
+        [--no-triples] [--cache FILE] [--no-sequential] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -33,7 +36,7 @@ import json
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,7 @@ from basil.core.consolidation import (
     DeviceParams,
     WorkloadMeasurement,
     parallelism_from_fit,
+    positioning_from_fit,
     predict_consolidation,
 )
 from basil.core.device_model import DeviceSample, fit_device_model
@@ -102,6 +106,32 @@ def heldout(triples: bool) -> Setup:
         combos += [("dss", "vdi", "log"), ("analytics", "backup", "webserver")]
     device = {"kind": "sas10k", "disks": 8, "raid": "10", "cache_mb": 2048}
     return Setup("heldout", 2026, device, workloads, combos)
+
+
+def third(triples: bool) -> Setup:
+    """Written down (2026-11-26, before running it) to check the interleaving rule, which was chosen
+    on the tuning set: tuning and held-out types mixed, sequential and partly sequential streams
+    beside random ones, on a LUN of a kind neither set used (7.2k SATA RAID 5), another seed."""
+    workloads = {**WORKLOADS, **HELDOUT_WORKLOADS}
+    combos: list[tuple[str, ...]] = [
+        ("sequential", "oltp"),
+        ("sequential", "vdi"),
+        ("sequential", "webserver"),
+        ("sequential", "dss"),
+        ("backup", "exchange"),
+        ("backup", "fb-file"),
+        ("log", "workstation"),
+        ("log", "fb-web"),
+        ("analytics", "exchange"),
+        ("analytics", "sequential"),
+        ("oltp", "vdi"),
+        ("exchange", "dss"),
+        ("webserver", "fb-mail"),
+    ]
+    if triples:
+        combos += [("sequential", "backup", "oltp"), ("webserver", "log", "fb-mail")]
+    device = {"kind": "sata7k", "disks": 8, "raid": "5", "cache_mb": 1024}
+    return Setup("third", 311, device, workloads, combos)
 
 
 QUEUE_DEPTH = 32
@@ -173,8 +203,9 @@ def run(
     return out
 
 
-def measurement(name: str, figures: dict[str, float]) -> WorkloadMeasurement:
-    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency."""
+def measurement(name: str, figures: dict[str, float], random_pct: float | None) -> WorkloadMeasurement:
+    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency, and
+    its random % (the guest's seek histogram, which the lab keeps as its workload's pattern)."""
     return WorkloadMeasurement(
         name=name,
         read_iops=figures["read_iops"],
@@ -183,6 +214,7 @@ def measurement(name: str, figures: dict[str, float]) -> WorkloadMeasurement:
         write_latency_ms=figures["write_latency_ms"],
         read_oio=figures["read_iops"] * figures["read_latency_ms"] / 1000.0,
         write_oio=figures["write_iops"] * figures["write_latency_ms"] / 1000.0,
+        random_pct=random_pct,
     )
 
 
@@ -212,8 +244,15 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
     print(f"device model of the LUN from the isolation runs: {fit.describe()}")
     if m is None:
         return DeviceParams(max_conn=QUEUE_DEPTH)
-    print(f"parallelism m = intercept / slope = {m:.2f}")
-    return DeviceParams(max_conn=QUEUE_DEPTH, parallelism=m, parallelism_source="device model")
+    position = positioning_from_fit(fit.slope, fit.intercept)
+    print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
+    return DeviceParams(
+        max_conn=QUEUE_DEPTH,
+        parallelism=m,
+        parallelism_source="device model",
+        positioning_ms=position,
+        positioning_source="device model (intercept)",
+    )
 
 
 def error(predicted: float | None, measured: float, signed: list[float]) -> float | None:
@@ -224,11 +263,17 @@ def error(predicted: float | None, measured: float, signed: list[float]) -> floa
     return abs(predicted - measured) / measured
 
 
-KEYS = ("mix", "throughput", "X eq. 3-4", "read ms", "write ms")
+KEYS = ("mix", "mix eq. 1-2", "throughput", "X eq. 3-4", "read ms", "write ms")
 
 
 def evaluate(
-    setup: Setup, intervals: int, workdir: Path, cache: dict[str, Any], parallelism: float | None = None
+    setup: Setup,
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    parallelism: float | None = None,
+    sequential: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -242,14 +287,18 @@ def evaluate(
     device = device_fit(setup, runs)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
-        device = DeviceParams(max_conn=QUEUE_DEPTH, parallelism=parallelism, parallelism_source="given")
+        device = replace(device, parallelism=parallelism, parallelism_source="given")
+    if not sequential:
+        print("diagnostic: no random % given (sequential streams keep their isolation service times)")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache)
-        p = predict_consolidation([measurement(n, alone[n]) for n in combo], device)
+        randoms = {n: float(setup.workloads[n]["random_pct"]) if sequential else None for n in combo}
+        p = predict_consolidation([measurement(n, alone[n], randoms[n]) for n in combo], device)
         measured_r = sum(v["read_iops"] for v in together.values())
         measured_w = sum(v["write_iops"] for v in together.values())
         mix_e = error(p.read_mix, measured_r / (measured_r + measured_w), signed["mix"])
+        mix_paper = error(p.paper_read_mix, measured_r / (measured_r + measured_w), signed["mix eq. 1-2"])
         x_e = error(p.read_iops + p.write_iops, measured_r + measured_w, signed["throughput"])
         x_paper = error(p.paper_read_iops + p.paper_write_iops, measured_r + measured_w, signed["X eq. 3-4"])
         read_e = [
@@ -268,6 +317,7 @@ def evaluate(
             random_only.extend(v for v in read_e if v is not None)
         for key, values in (
             ("mix", [mix_e]),
+            ("mix eq. 1-2", [mix_paper]),
             ("throughput", [x_e]),
             ("X eq. 3-4", [x_paper]),
             ("read ms", read_e),
@@ -301,8 +351,13 @@ def main() -> None:
     )
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
-    parser.add_argument("--set", choices=("tuning", "heldout", "both"), default="both")
+    parser.add_argument("--set", choices=("tuning", "heldout", "third", "all"), default="all")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
+    parser.add_argument(
+        "--no-sequential",
+        action="store_true",
+        help="diagnostic: give the estimator no random %% (the estimator before the interleaving rule)",
+    )
     parser.add_argument(
         "--parallelism",
         type=float,
@@ -310,13 +365,20 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout)]
-    if args.set != "both":
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third)]
+    if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
-                evaluate(setup, args.intervals, Path(tmp), cache, args.parallelism)
+                evaluate(
+                    setup,
+                    args.intervals,
+                    Path(tmp),
+                    cache,
+                    parallelism=args.parallelism,
+                    sequential=not args.no_sequential,
+                )
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))

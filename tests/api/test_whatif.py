@@ -54,6 +54,31 @@ def test_whatif_answers_a_viewer_and_changes_nothing(api_env: ApiEnv, document: 
     assert audit_count(api_env) == before
 
 
+def test_whatif_interleaves_a_sequential_stream(api_env: ApiEnv, document: dict[str, Any]) -> None:
+    stream = {
+        "name": "backup",
+        "read_iops": 3000,
+        "write_iops": 0,
+        "read_latency_ms": 1.2,
+        "write_latency_ms": 0,
+        "random_pct": 0,
+    }
+    question = {"datastore": {"parallelism": 4, "positioning_ms": 6}, "disks": [stream, WHATIF["disks"][0]]}  # type: ignore[index]
+    resp = api_env.post("/api/v1/whatif", role="viewer", json=question)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert conforms(document, "/api/v1/whatif", body) == []
+    backup = body["workloads"][0]
+    assert backup["sequential"] is True
+    assert backup["positioning_added_ms"] > 0
+    assert body["positioning_source"] == "given"
+    assert body["inputs"][0]["random_pct"] == 0
+    bad = {**question, "disks": [{**stream, "random_pct": 101}]}
+    resp = api_env.post("/api/v1/whatif", role="viewer", json=bad)
+    assert resp.status_code == 400
+    assert "disks[0].random_pct" in resp.get_data(as_text=True)
+
+
 def test_whatif_bad_input_names_the_field(api_env: ApiEnv) -> None:
     bad = {"disks": [{**WHATIF["disks"][0], "read_iops": -3}]}  # type: ignore[index, dict-item]
     resp = api_env.post("/api/v1/whatif", role="viewer", json=bad)
@@ -130,8 +155,10 @@ def test_datastore_whatif_reads_the_newest_samples(api_env: ApiEnv, document: di
     assert body["moved"] == [disk]
     assert body["parallelism"] >= 1  # from the target's device model, a stand-in, or the paper's 1
     assert body["parallelism_source"]
+    assert body["positioning_source"]  # the same device model's intercept, or none
     moved = next(w for w in body["workloads"] if w["name"] == disk)
     inputs = next(i for i in body["inputs"] if i["name"] == disk)
+    assert "random_pct" in inputs  # the newest sample's seek histogram
     assert moved["group"].startswith("from ")
     assert moved["read_latency_ms"] >= inputs["read_latency_ms"]
     others = [w for w in body["workloads"] if w["name"] != disk]

@@ -53,7 +53,10 @@ def test_json_answer(tmp_path: Path) -> None:
         30 + 35 / (1 + queue) * 35 * 140 / 1000 + 0.5 * 7 / (1 + queue) * 7 * 160 / 1000
     )
     assert mail_p["confidence"].startswith("never measured alone")
-    assert answer["read_mix"] == pytest.approx(290 / 620)
+    assert answer["paper_read_mix"] == pytest.approx(290 / 620)  # eq. 1, isolation throughputs
+    assert answer["read_mix"] == pytest.approx(
+        answer["read_iops"] / (answer["read_iops"] + answer["write_iops"])
+    )
     assert [i["oio_source"] for i in answer["inputs"]] == ["measured", "Little's law"]
 
 

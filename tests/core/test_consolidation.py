@@ -35,8 +35,11 @@ def test_two_vms_follow_equations_1_to_6() -> None:
     p = predict_consolidation([FILE, MAIL], DeviceParams(max_conn=32, max_write_conn=16))
     t_file, t_mail = 320.0, 300.0
     share_file, share_mail = t_file / (t_file + t_mail), t_mail / (t_file + t_mail)
-    # eq. 1-2: mix as the isolation mixes weighted by isolation throughput
-    assert p.read_mix == pytest.approx(150 / 320 * share_file + 140 / 300 * share_mail)
+    # eq. 1-2: mix as the isolation mixes weighted by isolation throughput (reported beside)
+    assert p.paper_read_mix == pytest.approx(150 / 320 * share_file + 140 / 300 * share_mail)
+    assert p.paper_write_mix == pytest.approx(1 - p.paper_read_mix)
+    # the answer's mix is that of the predicted throughputs
+    assert p.read_mix == pytest.approx(p.read_iops / (p.read_iops + p.write_iops))
     assert p.write_mix == pytest.approx(1 - p.read_mix)
     # eq. 3-4, reported for comparison
     assert p.paper_read_iops == pytest.approx(150 * share_file + 140 * share_mail)

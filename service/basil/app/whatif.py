@@ -6,7 +6,9 @@ other active disks never ran alone, and the answer says so. The disks already on
 one group (measured together), the moved disks one group per source datastore. ``max_conn`` is
 the target's ``datastoreMaxQueueDepth`` from the hosts' newest samples (32 when no host reported
 it); the parallelism m is read from the target's device model (``intercept / slope`` of its
-credible fit), else 1, the paper's single server. Nothing is stored or changed.
+credible fit), else 1, the paper's single server; the positioning cost of a random IO (which
+interleaved sequential streams pay, docs/whatif.md) is the same fit's intercept, and each disk's
+random % its newest sample's (vscsiStats' seek histogram). Nothing is stored or changed.
 
 A moved disk's figures were measured on its source: its service times are those of that device,
 which the estimator carries to the target as they are (the paper measured isolation on the same
@@ -25,10 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from basil.core.consolidation import (
     PARALLELISM_PAPER,
+    POSITIONING_NONE,
     DeviceParams,
     WorkloadMeasurement,
     isolate,
     parallelism_from_fit,
+    positioning_from_fit,
     predict_consolidation,
     predict_departure,
 )
@@ -55,6 +59,7 @@ def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> Work
         write_oio=sample.write_oio,
         group=group,
         alone=alone,
+        random_pct=sample.random_pct,
     )
 
 
@@ -69,19 +74,25 @@ def device_params(
         s.max_queue_depth for (_h, ds), s in host_samples.items() if ds == datastore and s.max_queue_depth
     ]
     fitted = {
-        ds: m
+        ds: (m, t_pos)
         for (vc, ds), model in models.items()
         if vc == vcenter
         and model.quality == "ok"
         and (m := parallelism_from_fit(model.slope, model.intercept)) is not None
+        and (t_pos := positioning_from_fit(model.slope, model.intercept)) is not None
     }
-    m, source = fitted.get(datastore), "device model (intercept / slope)"
-    if m is None and fitted:  # as the device-model prediction's stand-in: the median of the fits
-        m, source = float(statistics.median(fitted.values())), "stand-in: median of the vCenter's fits"
+    own = fitted.get(datastore)
+    m, t_pos, source = (own[0], own[1], "device model") if own else (None, None, "")
+    if own is None and fitted:  # as the device-model prediction's stand-in: the median of the fits
+        m = float(statistics.median(f[0] for f in fitted.values()))
+        t_pos = float(statistics.median(f[1] for f in fitted.values()))
+        source = "stand-in: median of the vCenter's fits"
     device = DeviceParams(
         max_conn=max(depths) if depths else DEFAULT_MAX_CONN,
         parallelism=m if m is not None else 1.0,
-        parallelism_source=source if m is not None else PARALLELISM_PAPER,
+        parallelism_source=f"{source} (intercept / slope)" if m is not None else PARALLELISM_PAPER,
+        positioning_ms=t_pos,
+        positioning_source=f"{source} (intercept)" if t_pos is not None else POSITIONING_NONE,
     )
     source = "datastoreMaxQueueDepth" if depths else "default (no host reported a queue depth)"
     return device, source

@@ -12,7 +12,8 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   disks already on a target datastore, or disks moved together from one source). A group's
   measurements already contain its members' mutual interference, so interference is only added
   between groups. With one workload a group, this is the paper's model for n VMs.
-- Mix (eq. 1–2): β^R = Σ_k α^R_k T_k / Σ_k T_k over all workloads.
+- Mix (eq. 1–2): β^R = Σ_k α^R_k T_k / Σ_k T_k over all workloads (reported as the paper's; the
+  answer's mix is that of the predicted throughputs, below).
 - Throughput: the paper's eq. 3–4 (X^R = Σ_g G^R_g · G_g / Σ G over groups) assumes a device so busy
   that sharing it leaves the total throughput near the isolation throughputs' weighted mean. A
   virtual disk's IO generator keeps its outstanding IOs whatever the device (Iometer's workers, a
@@ -36,6 +37,31 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
   (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
+- Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
+  its previous IO left the heads only if no other stream's IO was served there in between. IOs are
+  striped, so every device sees every stream's IOs in the order they arrive; the IO a device served
+  before one of disk i's was another disk's with probability f_i = 1 − X_i / Σ_k X_k, the others'
+  share of the IO rate. Of disk i's IOs the sequential share s_i = 1 − random_pct_i / 100
+  (vscsiStats' seek histogram: small seeks) then pays a random positioning with probability f_i.
+  Where it was measured, f_i⁰ used the rates of its own group (0 alone); consolidated, f_i¹ uses
+  the predicted rates of every disk, which depend on the answer (a slower stream has a smaller
+  share): a damped fixed point. Its IOs cost Δ_i = s_i · (f_i¹ − f_i⁰) · t_pos more, t_pos the
+  positioning of a random IO on the target device: the latency of a lone random IO, the intercept
+  of the datastore's device model (L = a + b·OIO at OIO → 0; it also holds the controller and a
+  small IO's transfer, a few per cent of a spindle's positioning). C_i' gains Δ_i once: its own
+  sequential IOs in flight lie on consecutive stripe units, other devices, so it does not queue
+  behind them; every other disk's latency gains Δ_i A_i / m (reads and uncached writes) for i's
+  dearer IOs ahead of it. A random disk (s = 0), a disk alone (f¹ = f⁰ = 0) or one among the same
+  disks it was measured with (f¹ = f⁰) keeps its figures. Without t_pos (no device model, or
+  ``positioning_ms`` not given) or without random % nothing is added, and the answer says so.
+  Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
+  Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
+  sequentiality, f from the measured rates of all the disks measured together to the staying ones'.
+  Not modelled: the destaging of sequential writes that a write-back cache absorbed, which becomes
+  random once interleaved and loads the devices (the "log" combinations of the benchmark).
+- Mix: the answer's β^R = X^R / (X^R + X^W), of the predicted throughputs; the paper's eq. 1–2, of
+  the isolation throughputs, is reported beside it (``paper_read_mix``), and is wrong wherever a
+  workload's throughput changes much (a sequential stream's falls most).
 - Inputs from vSphere: per disk read/write IOPS, latency and outstanding IOs (OIO). The paper's
   A_j is the queue an arriving request of class j finds; vSphere only has time-averaged OIO per
   class, which stands in for it (by PASTA exact for Poisson arrivals; batched arrivals see more).
@@ -49,9 +75,10 @@ worse, pessimistic, for writes. Figures in the lab: docs/whatif.md (``make bench
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from basil.core.workload_model import WorkloadModelParams
 from basil.errors import Problem, raise_if_problems
 
 
@@ -68,6 +95,17 @@ class WorkloadMeasurement:
     write_oio: float | None = None
     group: str = ""  # workloads sharing a non-empty group were measured together
     alone: bool = True  # False: it never ran alone, its figures include others' interference
+    random_pct: float | None = None  # share of its IOs that seek (0-100); None: unknown
+
+    @property
+    def sequential_share(self) -> float:
+        """s = 1 − random % / 100: the share of its IOs that continue where the previous one ended."""
+        return 0.0 if self.random_pct is None else 1.0 - self.random_pct / 100.0
+
+    @property
+    def sequential(self) -> bool:
+        """Basil's workload class ``sequential``: at most 25 % random IO."""
+        return self.random_pct is not None and self.random_pct <= SEQUENTIAL_RANDOM_PCT
 
     @property
     def iops(self) -> float:
@@ -124,19 +162,25 @@ class WorkloadMeasurement:
             "write_latency_ms",
             "read_oio",
             "write_oio",
+            "random_pct",
         ):
             value = getattr(self, field)
-            if value is None and field.endswith("oio"):
+            if value is None and (field.endswith("oio") or field == "random_pct"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 found.append(Problem(f"{where}.{field}", f"must be a finite number, not {value!r}"))
             elif value < 0:
                 found.append(Problem(f"{where}.{field}", f"must not be negative, got {value:g}"))
+            elif field == "random_pct" and value > 100:
+                found.append(Problem(f"{where}.{field}", f"must be at most 100, got {value:g}"))
         return found
 
 
 DEFAULT_WRITE_CACHE_MS = 1.0
 PARALLELISM_PAPER = "the paper's single server (no device model of the datastore)"
+POSITIONING_NONE = "none: sequential streams keep their isolation service times (no device model)"
+# Basil's workload class "sequential" (basil.core.workload_model): at most this random %.
+SEQUENTIAL_RANDOM_PCT = WorkloadModelParams().sequential_class_random_pct
 
 
 @dataclass(frozen=True)
@@ -150,6 +194,8 @@ class DeviceParams:
     parallelism: float = 1.0
     parallelism_source: str = PARALLELISM_PAPER
     write_cache_ms: float | None = DEFAULT_WRITE_CACHE_MS
+    positioning_ms: float | None = None  # t_pos: a lone random IO's latency (device model intercept)
+    positioning_source: str = POSITIONING_NONE
 
     @property
     def write_share(self) -> float:
@@ -158,7 +204,7 @@ class DeviceParams:
 
     def problems(self) -> list[Problem]:
         found: list[Problem] = []
-        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms"):
+        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms", "positioning_ms"):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -183,6 +229,8 @@ class WorkloadPrediction:
     write_latency_ms: float
     confidence: str  # "measured alone" or why not
     write_cached: bool = False
+    sequential: bool = False  # at most 25 % random IO
+    positioning_added_ms: float = 0.0  # Δ: what interleaving adds to (or, leaving, takes from) its IOs
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -194,6 +242,8 @@ class WorkloadPrediction:
             "read_latency_ms": self.read_latency_ms,
             "write_latency_ms": self.write_latency_ms,
             "write_cached": self.write_cached,
+            "sequential": self.sequential,
+            "positioning_added_ms": self.positioning_added_ms,
             "confidence": self.confidence,
         }
 
@@ -202,8 +252,10 @@ class WorkloadPrediction:
 class ConsolidationPrediction:
     """The device's predicted mix and throughputs, and each workload's IOPS and latencies."""
 
-    read_mix: float  # β^R
+    read_mix: float  # β^R, of the predicted throughputs
     write_mix: float  # β^W
+    paper_read_mix: float  # eq. 1, of the isolation throughputs
+    paper_write_mix: float  # eq. 2
     read_iops: float  # X^R
     write_iops: float  # X^W
     overhead_factor: float  # c_oh
@@ -217,6 +269,8 @@ class ConsolidationPrediction:
         return {
             "read_mix": self.read_mix,
             "write_mix": self.write_mix,
+            "paper_read_mix": self.paper_read_mix,
+            "paper_write_mix": self.paper_write_mix,
             "read_iops": self.read_iops,
             "write_iops": self.write_iops,
             "overhead_factor": self.overhead_factor,
@@ -227,6 +281,8 @@ class ConsolidationPrediction:
             "parallelism": self.device.parallelism,
             "parallelism_source": self.device.parallelism_source,
             "write_cache_ms": self.device.write_cache_ms,
+            "positioning_ms": self.device.positioning_ms,
+            "positioning_source": self.device.positioning_source,
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -240,6 +296,7 @@ class ConsolidationPrediction:
                     "write_oio": m.write_queue,
                     "oio_source": "measured" if m.read_oio is not None else "Little's law",
                     "alone": m.alone,
+                    "random_pct": m.random_pct,
                 }
                 for m in self.inputs
             ],
@@ -259,8 +316,89 @@ def parallelism_from_fit(slope_ms: float | None, intercept_ms: float | None) -> 
     return min(MAX_PARALLELISM, max(1.0, intercept_ms / slope_ms))
 
 
+def positioning_from_fit(slope_ms: float | None, intercept_ms: float | None) -> float | None:
+    """t_pos, a lone random IO's latency: the intercept a of the device model's line L = a + b·OIO
+    (module doc); None where :func:`parallelism_from_fit` cannot read the line either."""
+    if parallelism_from_fit(slope_ms, intercept_ms) is None or intercept_ms is None:
+        return None
+    return intercept_ms
+
+
 def _group_key(index: int, workload: WorkloadMeasurement) -> str:
     return workload.group or f"#{index}"
+
+
+def interleaved_share(own: float, in_flight: float) -> float:
+    """f = 1 − A_i / Σ A: how often another stream's IO comes between two of a disk's IOs, its
+    neighbours' share of the IOs in flight (0 for a disk alone or with nothing in flight)."""
+    if own <= 0 or in_flight <= 0:
+        return 0.0
+    return max(0.0, 1.0 - own / in_flight)
+
+
+FIXED_POINT_ITERATIONS = 200
+FIXED_POINT_TOLERANCE = 1e-6
+
+
+def positioning_added_ms(
+    workload: WorkloadMeasurement, measured: float, predicted: float, device: DeviceParams
+) -> float:
+    """Δ = s · (f¹ − f⁰) · t_pos: what the interleaving of its sequential IO with the other streams
+    adds to each of its IOs when the share of others' IOs goes from *measured* (f⁰, where its
+    figures were measured) to *predicted* (f¹); negative when neighbours leave (module doc)."""
+    if device.positioning_ms is None or workload.sequential_share <= 0:
+        return 0.0
+    return workload.sequential_share * (predicted - measured) * device.positioning_ms
+
+
+def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
+    return (
+        device.write_cache_ms is not None
+        and workload.write_iops > 0
+        and workload.write_latency_ms <= device.write_cache_ms
+    )
+
+
+def _positioning_batches_ms(
+    workloads: Sequence[WorkloadMeasurement], added: Sequence[float], device: DeviceParams
+) -> list[float]:
+    """Per disk i, Σ_{j≠i} Δ_j (A^R_j + w A^W_j) / m: what the other disks' dearer IOs in flight add
+    to a request of i behind them (cached writes occupy no device). A stream does not wait behind its
+    own sequential IOs: consecutive ones lie on consecutive stripe units, other devices."""
+    each = [
+        delta * (w.read_queue + (0.0 if _write_cached(w, device) else device.write_share * w.write_queue))
+        for w, delta in zip(workloads, added, strict=True)
+    ]
+    total = sum(each)
+    return [(total - own) / device.parallelism for own in each]
+
+
+def _interleaved(
+    workloads: Sequence[WorkloadMeasurement],
+    measured: Sequence[float],
+    device: DeviceParams,
+    predicted: Callable[[Sequence[float]], list[WorkloadPrediction]],
+) -> list[WorkloadPrediction]:
+    """The predictions with sequential streams interleaved (module doc): f¹ from the shares of the
+    predicted IO rates, which depend on Δ, solved as a damped fixed point; *measured* is f⁰."""
+    predictions = predicted([0.0] * len(workloads))
+    if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
+        return predictions
+    rates = [w.iops for w in workloads]
+    for _ in range(FIXED_POINT_ITERATIONS):
+        together = sum(rates)
+        positioning = [
+            positioning_added_ms(w, f0, interleaved_share(rate, together), device)
+            for w, f0, rate in zip(workloads, measured, rates, strict=True)
+        ]
+        predictions = predicted(positioning)
+        new_rates = [p.read_iops + p.write_iops for p in predictions]
+        if all(
+            abs(a - b) <= FIXED_POINT_TOLERANCE * max(1.0, b) for a, b in zip(new_rates, rates, strict=True)
+        ):
+            break
+        rates = [(a + b) / 2.0 for a, b in zip(new_rates, rates, strict=True)]
+    return predictions
 
 
 def predict_consolidation(
@@ -286,8 +424,8 @@ def predict_consolidation(
     share = {key: (g / total if total > 0 else 1.0) for key, g in group_iops.items()}
     reads = sum(w.read_iops for w in workloads)
     writes = sum(w.write_iops for w in workloads)
-    read_mix = reads / total if total > 0 else 0.0  # eq. 1: Σ α^R_k T_k / Σ T_k
-    write_mix = writes / total if total > 0 else 0.0
+    paper_read_mix = reads / total if total > 0 else 0.0  # eq. 1: Σ α^R_k T_k / Σ T_k
+    paper_write_mix = writes / total if total > 0 else 0.0
     paper_read = sum(w.read_iops * share[key] for key, w in zip(keys, workloads, strict=True))
     paper_write = sum(w.write_iops * share[key] for key, w in zip(keys, workloads, strict=True))
 
@@ -302,42 +440,50 @@ def predict_consolidation(
         interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
 
-    predictions = []
-    for key, w in zip(keys, workloads, strict=True):
-        added = all_interference - interference[key]
-        cached = (
-            device.write_cache_ms is not None
-            and w.write_iops > 0
-            and w.write_latency_ms <= device.write_cache_ms
-        )
-        read_ms = w.read_latency_ms + added
-        write_ms = w.write_latency_ms + (0.0 if cached else added)
-        # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
-        before = w.mean_latency_ms
-        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
-        scale = before / after if after > 0 and before > 0 else 1.0
-        if w.alone:
-            confidence = "measured alone"
-        else:
-            confidence = "never measured alone: estimated from figures shared with other disks"
-        predictions.append(
-            WorkloadPrediction(
-                name=w.name,
-                group=w.group,
-                read_iops=scale * w.read_iops,
-                write_iops=scale * w.write_iops,
-                read_latency_ms=read_ms,
-                write_latency_ms=write_ms,
-                confidence=confidence,
-                write_cached=cached,
+    def predicted(positioning: Sequence[float]) -> list[WorkloadPrediction]:
+        batches = _positioning_batches_ms(workloads, positioning, device)
+        out = []
+        for key, w, delta, behind in zip(keys, workloads, positioning, batches, strict=True):
+            added = all_interference - interference[key] + delta + behind
+            cached = _write_cached(w, device)
+            read_ms = w.read_latency_ms + added
+            write_ms = w.write_latency_ms + (0.0 if cached else added)
+            # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
+            before = w.mean_latency_ms
+            after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+            scale = before / after if after > 0 and before > 0 else 1.0
+            if w.alone:
+                confidence = "measured alone"
+            else:
+                confidence = "never measured alone: estimated from figures shared with other disks"
+            out.append(
+                WorkloadPrediction(
+                    name=w.name,
+                    group=w.group,
+                    read_iops=scale * w.read_iops,
+                    write_iops=scale * w.write_iops,
+                    read_latency_ms=read_ms,
+                    write_latency_ms=write_ms,
+                    confidence=confidence,
+                    write_cached=cached,
+                    sequential=w.sequential,
+                    positioning_added_ms=delta,
+                )
             )
-        )
+        return out
+
+    measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
+    predictions = _interleaved(workloads, measured, device, predicted)
     read_x = sum(p.read_iops for p in predictions)
     write_x = sum(p.write_iops for p in predictions)
     c_oh = (read_x + write_x) / total if total > 0 else 1.0
+    # The mix of the predicted throughputs; eq. 1–2 (the isolation throughputs') reported beside it.
+    both = read_x + write_x
     return ConsolidationPrediction(
-        read_mix=read_mix,
-        write_mix=write_mix,
+        read_mix=read_x / both if both > 0 else paper_read_mix,
+        write_mix=write_x / both if both > 0 else paper_write_mix,
+        paper_read_mix=paper_read_mix,
+        paper_write_mix=paper_write_mix,
         read_iops=read_x,
         write_iops=write_x,
         overhead_factor=c_oh,
@@ -361,19 +507,26 @@ def predict_departure(
     m, w_share = device.parallelism, device.write_share
     seen = sum(w.queue for w in together)
     removed = sum(w.batches_ms(m, w_share, seen) for w in together if w.name in leaving)
+    staying = [w for w in together if w.name not in leaving]
+    # The staying sequential streams regain sequentiality: Δ ≤ 0 (module doc).
+    rate_together, rate_staying = sum(w.iops for w in together), sum(w.iops for w in staying)
+    positioning = [
+        positioning_added_ms(
+            w, interleaved_share(w.iops, rate_together), interleaved_share(w.iops, rate_staying), device
+        )
+        for w in staying
+    ]
+    batches = _positioning_batches_ms(staying, positioning, device)
     out: list[WorkloadPrediction] = []
-    for w in together:
-        if w.name in leaving:
-            continue
-        cached = (
-            device.write_cache_ms is not None
-            and w.write_iops > 0
-            and w.write_latency_ms <= device.write_cache_ms
-        )
-        read_ms = max(w.read_service_ms(m, seen), w.read_latency_ms - removed)
-        write_ms = (
-            w.write_latency_ms if cached else max(w.write_service_ms(m, seen), w.write_latency_ms - removed)
-        )
+    for w, delta, behind in zip(staying, positioning, batches, strict=True):
+        cached = _write_cached(w, device)
+        change = delta + behind - removed
+        # Never below its own service time S(m), less the positioning it no longer pays (and, as a
+        # guard against a positioning cost above what the disk paid, never below a tenth of S).
+        read_floor = max(w.read_service_ms(m, seen) + delta, w.read_service_ms(m, seen) / 10.0)
+        write_floor = max(w.write_service_ms(m, seen) + delta, w.write_service_ms(m, seen) / 10.0)
+        read_ms = max(read_floor, w.read_latency_ms + change)
+        write_ms = w.write_latency_ms if cached else max(write_floor, w.write_latency_ms + change)
         after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
         scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
         out.append(
@@ -386,6 +539,8 @@ def predict_departure(
                 write_latency_ms=write_ms,
                 confidence="measured with the leaving disks",
                 write_cached=cached,
+                sequential=w.sequential,
+                positioning_added_ms=delta,
             )
         )
     return out
@@ -411,6 +566,7 @@ def isolate(
             p.write_latency_ms,
             group=by_name[p.name].group,
             alone=by_name[p.name].alone,
+            random_pct=by_name[p.name].random_pct,
         )
         for p in predict_departure(group, gone, device)
     ]
@@ -430,6 +586,7 @@ def measurement_from_mapping(
         "write_oio",
         "group",
         "alone",
+        "random_pct",
     }
     problems = [Problem(f"{where}.{key}", "unknown field") for key in raw if key not in known]
     for key in ("name", "read_iops", "write_iops", "read_latency_ms", "write_latency_ms"):
@@ -455,7 +612,7 @@ def measurement_from_mapping(
         return None if raw.get(key) is None else number(key)
 
     figures = {key: number(key) for key in ("read_iops", "write_iops", "read_latency_ms", "write_latency_ms")}
-    oio = {key: optional(key) for key in ("read_oio", "write_oio")}
+    oio = {key: optional(key) for key in ("read_oio", "write_oio", "random_pct")}
     if problems:
         return None, problems
     measurement = WorkloadMeasurement(
@@ -468,6 +625,7 @@ def measurement_from_mapping(
         write_oio=oio["write_oio"],
         group=str(group),
         alone=bool(alone),
+        random_pct=oio["random_pct"],
     )
     return measurement, measurement.problems(where)
 
@@ -493,7 +651,15 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         problems += [
             Problem(f"datastore.{key}", "unknown field")
             for key in datastore
-            if key not in {"name", "queue_depth", "max_write_conn", "parallelism", "write_cache_ms"}
+            if key
+            not in {
+                "name",
+                "queue_depth",
+                "max_write_conn",
+                "parallelism",
+                "write_cache_ms",
+                "positioning_ms",
+            }
         ]
 
         def is_number(value: object) -> bool:
@@ -503,6 +669,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         writes = datastore.get("max_write_conn")
         parallelism = datastore.get("parallelism")
         cache = datastore.get("write_cache_ms", DEFAULT_WRITE_CACHE_MS)
+        positioning = datastore.get("positioning_ms")
         wrong = [
             f"datastore.{key}"
             for key, value, optional in (
@@ -510,6 +677,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ("max_write_conn", writes, True),
                 ("parallelism", parallelism, True),
                 ("write_cache_ms", cache, True),
+                ("positioning_ms", positioning, True),
             )
             if not (is_number(value) or (optional and value is None))
         ]
@@ -521,6 +689,8 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 parallelism=1.0 if parallelism is None else _number(parallelism),
                 parallelism_source=PARALLELISM_PAPER if parallelism is None else "given",
                 write_cache_ms=None if cache is None else _number(cache),
+                positioning_ms=None if positioning is None else _number(positioning),
+                positioning_source=POSITIONING_NONE if positioning is None else "given",
             )
             names = {"max_conn": "datastore.queue_depth"}
             problems += [

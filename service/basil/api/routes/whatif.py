@@ -45,6 +45,11 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "description": "m, requests the device serves at once (1: the paper's one server)",
                 },
                 "write_cache_ms": s.nullable("number", exclusiveMinimum=0),
+                "positioning_ms": {
+                    **s.nullable("number", exclusiveMinimum=0),
+                    "description": "a lone random IO's latency (device model intercept): what an "
+                    "interleaved sequential IO pays; null: sequential streams not corrected",
+                },
             },
         },
         "disks": {
@@ -65,6 +70,10 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "write_oio": s.nullable("number", minimum=0),
                     "group": {"type": "string", "maxLength": 200},
                     "alone": s.BOOLEAN,
+                    "random_pct": {
+                        **s.nullable("number", minimum=0, maximum=100),
+                        "description": "share of its IOs that seek (vscsiStats); null: unknown",
+                    },
                 },
             },
         },
@@ -94,6 +103,11 @@ _PREDICTED_DISK = {
             "type": "boolean",
             "description": "writes taken as acknowledged by a write-back cache: no interference added",
         },
+        "sequential": {"type": "boolean", "description": "at most 25 % random IO"},
+        "positioning_added_ms": {
+            **_ESTIMATE,
+            "description": "what interleaving with the other disks' streams adds to each of its IOs",
+        },
         "confidence": s.STRING,
     },
 }
@@ -114,6 +128,8 @@ WHATIF_ANSWER: dict[str, Any] = {
         "parallelism": {**_ESTIMATE, "description": "m: requests the device serves at once"},
         "parallelism_source": s.STRING,
         "write_cache_ms": _ESTIMATE,
+        "positioning_ms": _ESTIMATE,
+        "positioning_source": s.STRING,
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },
