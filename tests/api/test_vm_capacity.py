@@ -92,6 +92,7 @@ def test_an_uploaded_trace_suggests_the_reservation_beside_the_pool(
     assert srp["pool_tree"] == "vmcap-pool"
     assert srp["pool"] == "oltp"
     assert (srp["reservation"], srp["limit"], srp["shares"]) == (250, 2000, 1000)
+    assert [(x["leaf"], x["pool"], x["reservation"]) for x in srp["leaves"]] == [("oltp-1", "oltp", 250)]
     assert expected.capacity_iops > 250  # the bursts need more than the leaf's reservation
     assert body["meets_target"] is False
 

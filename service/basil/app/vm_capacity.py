@@ -147,14 +147,13 @@ def _pool_settings(svc: Service, vcenter: str, moid: str) -> dict[str, Any] | No
         return None
     nodes = doc.tree.nodes
     leaves = [n for n in nodes if n.is_leaf and n.vm == moid]
+    name = doc.vm_names.get(moid, moid)
     entries = []
     for leaf in leaves:
         parent = nodes[leaf.parent]
         entries.append(
             {
-                "leaf": leaf.name
-                if leaf.kind is NodeKind.VM
-                else f"{doc.vm_names.get(moid, moid)}/{leaf.disk}",
+                "leaf": name if leaf.kind is NodeKind.VM else f"{name}/{leaf.disk}",
                 "disk": leaf.disk,
                 "pool": parent.name if parent.kind is NodeKind.POOL else None,
                 "reservation": leaf.controls.reservation,
