@@ -25,11 +25,11 @@ export function boundText(ms: number): string {
 type Suggestion = NonNullable<VmReservation['suggestion']>;
 
 function traceText(t: Suggestion['trace']): string {
-  const parts = [`${iops(t.requests)} requests`];
-  if (t.duration_s !== undefined) parts.push(`over ${compact(t.duration_s)} s`);
-  if (t.mean_iops !== undefined && t.mean_iops !== null) parts.push(`mean ${iops(t.mean_iops)} IO/s`);
-  if (t.format) parts.push(`(${t.format.toUpperCase()})`);
-  return parts.join(' ');
+  let text = `${iops(t.requests)} requests`;
+  if (t.duration_s !== undefined) text += ` over ${compact(t.duration_s)} s`;
+  if (t.mean_iops !== undefined && t.mean_iops !== null) text += `, mean ${iops(t.mean_iops)} IO/s`;
+  if (t.format) text += ` (${t.format.toUpperCase()})`;
+  return text;
 }
 
 interface UploadForm {
