@@ -172,3 +172,12 @@ def test_unknown_vm_is_404_and_viewers_may_not_upload(api_env: ApiEnv) -> None:
     shown = api_env.get(f"/api/v1/vms/{ident}/reservation").get_json()
     assert shown["suggestion"] is None
     assert shown["srp"] is None  # no pool tree holds oltp-2 here
+
+
+def test_a_trace_above_the_body_limit_is_413_and_nothing_is_kept(api_env: ApiEnv) -> None:
+    ident = vm_id(api_env, "webserver-1")
+    line = "0,123456789,4096,R,12345.678901\n"
+    huge = {"trace": line * (5 * 1024 * 1024 // len(line)), "fraction": 0.9, "bound_ms": 10}
+    resp = api_env.put(f"/api/v1/vms/{ident}/trace", json=huge)
+    assert resp.status_code == 413, resp.get_data(as_text=True)
+    assert api_env.get(f"/api/v1/vms/{ident}/reservation").get_json()["suggestion"] is None
