@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import requests
 
 from tests.vcenter.labproc import ROOT, LabProcess
 
-from .conftest import basil_cli, lab_env, start_service
+from .conftest import BASIL, basil_cli, lab_env, start_service
 
 VM = "oltp-1"
 RESERVATION = 300
@@ -68,11 +69,22 @@ def test_a_lab_trace_uploaded_for_a_vm_suggests_what_basil_capacity_says(
     try:
         serve.post("/api/v1/pools", POOLS, expect=201)
         vm_id = serve.get(f"/api/v1/vms/{VM}")["id"]
-        question = {"trace": text, "format": "spc", "fraction": 0.95, "bound_ms": 10}
-        put = serve.request("PUT", f"/api/v1/vms/{vm_id}/trace", json=question)
-        assert put.status_code == 200, put.text
+        # Uploaded as an operator would from a shell: `basil capacity --vm`, the token in BASIL_TOKEN.
+        env = {**lab_env(paused_lab), "BASIL_TOKEN": serve.token}
+        upload = ["capacity", "--trace", str(path), "--fraction", "0.95", "--bound-ms", "10", "--vm", vm_id,
+                  "--service", serve.base, "--ca-path", str(serve.cert)]  # fmt: skip
+        uploaded = json.loads(basil_cli(env, *upload, "--json"))
         shown = serve.get(f"/api/v1/vms/{vm_id}/reservation")
-        assert shown == put.json()
+        assert shown == uploaded
+        text_answer = basil_cli(env, *upload)
+        assert f"suggested SRP reservation {math.ceil(offline['capacity_iops'])} IOPS" in text_answer
+        assert f"pool tree e2e-reservation, pool reserved reserves {RESERVATION} IOPS" in text_answer
+        unknown = subprocess.run(
+            [*BASIL, *upload[:-6], "--vm", "no-such-vm", *upload[-4:]],
+            capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+        assert unknown.returncode == 2, unknown.stderr
+        assert "no VM 'no-such-vm'" in unknown.stderr
 
         got = shown["suggestion"]
         assert got["capacity_iops"] == offline["capacity_iops"]
@@ -90,6 +102,7 @@ def test_a_lab_trace_uploaded_for_a_vm_suggests_what_basil_capacity_says(
         )
         assert shown["meets_target"] is (offline["capacity_iops"] <= RESERVATION)
         audit = serve.get("/api/v1/audit")
-        assert [e["outcome"] for e in audit if e["action"] == "vm.trace.upload"] == ["ok"]
+        outcomes = [e["outcome"] for e in audit if e["action"] == "vm.trace.upload"]
+        assert outcomes == ["failed", "ok", "ok"]  # newest first: the unknown VM, then the two uploads
     finally:
         serve.stop()

@@ -54,9 +54,8 @@ def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor
 
     Everything is checked before anything is kept: a bad target or an unreadable trace line is a
     ValidationError naming the field (or the line) and the kept answer stays as it was."""
-    vcenter, vm = find_vm(svc, ident)
-    target = f"vm {svc.ids.object_id(vcenter, vm.moid)}"
-    with audited(svc.store, actor, UPLOAD_ACTION, target) as note:
+    with audited(svc.store, actor, UPLOAD_ACTION, f"vm {ident}") as note:
+        vcenter, vm = find_vm(svc, ident)
         params = CapacityParams(
             fraction=float(body["fraction"]),
             bound_ms=float(body["bound_ms"]),
@@ -91,12 +90,11 @@ def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor
 
 def delete_trace(svc: Service, ident: str, actor: Actor) -> None:
     """Forget the VM's kept capacity (404 when there is none)."""
-    vcenter, vm = find_vm(svc, ident)
-    with (
-        audited(svc.store, actor, DELETE_ACTION, f"vm {svc.ids.object_id(vcenter, vm.moid)}"),
-        svc.store.session() as session,
-    ):
-        if not delete_vm_capacity(session, vcenter, vm.moid):
+    with audited(svc.store, actor, DELETE_ACTION, f"vm {ident}"):
+        vcenter, vm = find_vm(svc, ident)
+        with svc.store.session() as session:
+            found = delete_vm_capacity(session, vcenter, vm.moid)
+        if not found:
             raise NotFoundError(f"no trace was uploaded for VM {ident!r}")
 
 
