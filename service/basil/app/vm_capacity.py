@@ -46,7 +46,7 @@ def find_vm(svc: Service, ident: str) -> tuple[str, VirtualMachine]:
 
 def suggested_reservation(capacity_iops: float) -> int:
     """The reservation to set for a capacity found: the next whole IOPS at or above it."""
-    return math.ceil(capacity_iops - 1e-9)
+    return math.ceil(capacity_iops)
 
 
 def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor
             bound_ms=params.bound_ms,
             capacity_iops=plan.capacity_iops,
             capacity_full_iops=plan.capacity_full_iops,
-            result=_finite({**report, "trace": trace.summary()}),
+            result={**report, "trace": trace.summary()},  # JSON as it is: no NaN (undefined is None)
             uploaded_at=svc.clock(),
             uploaded_by=actor.name,
         )
@@ -183,14 +183,3 @@ def _pool_settings(svc: Service, vcenter: str, moid: str) -> dict[str, Any] | No
             "computed_at": shown(svc, state.computed_at if state else None, vcenter),
         },
     }
-
-
-def _finite(value: Any) -> Any:
-    """*value* with NaN and infinities as None (JSON has none)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
