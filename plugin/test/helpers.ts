@@ -34,7 +34,8 @@ export function fakeFetch(routes: Record<string, unknown | Responder>, base = 'h
     else if (route !== undefined) answer = { status: 200, body: route };
     if (!answer) answer = { status: 404, body: { error: 'not_found', message: `no route ${key}` } };
     const text = answer.text ?? (answer.body === undefined ? '' : JSON.stringify(answer.body));
-    return new Response(text, { status: answer.status, headers: { 'Content-Type': 'application/json' } });
+    // A 204 (a DELETE's answer) has no body at all, as the service sends it.
+    return new Response(answer.status === 204 ? null : text, { status: answer.status, headers: { 'Content-Type': 'application/json' } });
   };
   return { fetch: fetchImpl, calls, base };
 }

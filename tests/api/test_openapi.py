@@ -130,6 +130,7 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
         f"/api/v1/datastores/{datastore}/load": "/api/v1/datastores/{id}/load",
         f"/api/v1/datastores/{datastore}/predictions": "/api/v1/datastores/{id}/predictions",
         f"/api/v1/vms/{move['vm_id']}": "/api/v1/vms/{id}",
+        f"/api/v1/vms/{move['vm_id']}/reservation": "/api/v1/vms/{id}/reservation",
         f"/api/v1/disks/{move['disk']}/model": "/api/v1/disks/{id}/model",
         "/api/v1/pods/basil/recommendations": "/api/v1/pods/{pod}/recommendations",
         "/api/v1/pods/basil/predictions": "/api/v1/pods/{pod}/predictions",

@@ -43,6 +43,7 @@ EXCLUDED: dict[str, tuple[list[Any], str]] = {
     # The trace must parse as SPC or CSV lines in time order, and a bound too small to be a float in
     # seconds is refused; a JSON Schema cannot say either.
     "POST /api/v1/capacity": ([positive_data_acceptance], _BEYOND),
+    "PUT /api/v1/vms/{id}/trace": ([positive_data_acceptance], _BEYOND),
     # Disk names must be unique within the question (a JSON Schema cannot say unique by key).
     "POST /api/v1/whatif": ([positive_data_acceptance], _BEYOND),
     # A cursor must be one the service made for that list and sort; pod, datastore and vm filters name

@@ -86,3 +86,32 @@ def test_unreadable_line_is_named_with_the_file(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"{path}: line 3" in result.output
     assert "opcode" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "env", "expected"),
+    [
+        pytest.param([], {}, ["--service", "BASIL_TOKEN"], id="nowhere-to-send"),
+        pytest.param(["--service", "http://basil:8443"], {"BASIL_TOKEN": "t"}, ["https://"], id="plain-http"),
+        pytest.param(["--service", "https://basil:8443"], {}, ["BASIL_TOKEN"], id="no-token"),
+    ],
+)
+def test_an_upload_for_a_vm_needs_where_and_a_token(
+    spc_trace: Path, extra: list[str], env: dict[str, str], expected: list[str]
+) -> None:
+    """Nothing is sent without an https:// service and a token (read from the environment only)."""
+    args = ["capacity", "--trace", str(spc_trace), "--fraction", "0.9", "--bound-ms", "10", "--vm", "oltp-1"]
+    result = CliRunner(env={"BASIL_URL": None, "BASIL_TOKEN": None, **env}).invoke(main, [*args, *extra])
+    assert result.exit_code == 2
+    for text in expected:
+        assert text in result.output
+
+
+def test_an_upload_takes_one_trace(spc_trace: Path) -> None:
+    result = CliRunner(env={"BASIL_URL": "https://basil:8443", "BASIL_TOKEN": "t"}).invoke(
+        main,
+        ["capacity", "--trace", str(spc_trace), "--trace", str(spc_trace), "--fraction", "0.9",
+         "--bound-ms", "10", "--vm", "oltp-1"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "exactly one trace" in result.output

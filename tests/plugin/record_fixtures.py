@@ -21,6 +21,18 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "plugin" / "test" / "fixtures"
 
 
+def lab_trace(lab: Any, vm: str, unit: str) -> str:
+    """The lab's request trace (SPC) of one disk over its last 3 solved intervals (GET /lab/trace)."""
+    import requests  # noqa: PLC0415
+
+    resp = requests.get(
+        f"{lab.instance.control_url}trace?vm={quote(vm)}&unit={quote(unit)}&intervals=3&format=spc&seed=1",
+        auth=(lab.user, lab.password), verify=lab.pem, timeout=60,
+    )  # fmt: skip
+    resp.raise_for_status()
+    return resp.text
+
+
 def main() -> int:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("BASIL_LAB_BINARY", str(ROOT / "build" / "basil-lab"))
@@ -107,6 +119,9 @@ def main() -> int:
             save("pools.json", call("GET", "/pools"))
             save("entitlements.json", call("GET", "/pools/gold-tier/entitlements"))
             vm = save("vm.json", call("GET", f"/vms/{vm_id}"))
+            trace = lab_trace(lab, vm_name, vm["disks"][-1]["instance"])
+            question = {"trace": trace, "format": "spc", "fraction": 0.95, "bound_ms": 10}
+            save("vm_reservation.json", call("PUT", f"/vms/{vm_id}/trace", question))
             disk = vm["disks"][-1]["id"]
             save("disk_model.json", call("GET", f"/disks/{quote(disk, safe='')}/model?hours=6"))
 

@@ -186,3 +186,24 @@ def test_0005_adds_swap_groups_keeping_recommendations_and_plan_moves(empty_stor
             assert conn.execute(text("SELECT round_id FROM recommendations")).scalar_one() == "r1"
     finally:
         store.dispose()
+
+
+def test_0006_adds_vm_capacity_and_removes_it_again(empty_store_url: str) -> None:
+    store = Store(empty_store_url)
+    try:
+        upgrade(store.engine, "0005")
+        assert "vm_capacity" not in store.table_names()
+        upgrade(store.engine, "0006")
+        assert "vm_capacity" in store.table_names()
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO vm_capacity (vcenter, vm, fraction, bound_ms, capacity_iops, "
+                    "capacity_full_iops, result, uploaded_at, uploaded_by) VALUES ('lab', 'vm-1', 0.95, 10, "
+                    "120, 300, '{}', '2026-11-26 00:00:00+00:00', 'op')"
+                )
+            )
+        downgrade(store.engine, "0005")
+        assert "vm_capacity" not in store.table_names()
+    finally:
+        store.dispose()

@@ -29,6 +29,8 @@ import type {
   VCenter,
   VmDetail,
   VmItem,
+  VmReservation,
+  VmTraceUpload,
   WhatIfAnswer,
 } from './types';
 import { type AuditFilter, auditQuery } from '../shape/audit';
@@ -235,6 +237,17 @@ export class ApiClient {
   }
   vm(id: string): Promise<VmDetail> {
     return this.get(`/vms/${encodeId(id)}`);
+  }
+  /** The SRP reservation the VM's uploaded request trace needs, beside its pool settings. */
+  vmReservation(id: string): Promise<VmReservation> {
+    return this.get(`/vms/${encodeId(id)}/reservation`);
+  }
+  /** Plan a request trace of the VM for a target; the service keeps the answer (not the trace). */
+  uploadVmTrace(id: string, upload: VmTraceUpload): Promise<VmReservation> {
+    return this.request('PUT', `/vms/${encodeId(id)}/trace`, upload);
+  }
+  deleteVmTrace(id: string): Promise<void> {
+    return this.request('DELETE', `/vms/${encodeId(id)}/trace`);
   }
   diskModel(id: string, hours: number): Promise<DiskModelSeries> {
     return this.get(`/disks/${encodeId(id)}/model?hours=${hours}`);

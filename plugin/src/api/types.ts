@@ -575,3 +575,59 @@ export interface WhatIfAnswer {
   workloads: WhatIfWorkload[];
   inputs: WhatIfInput[];
 }
+
+/** The trace upload of `PUT /vms/{id}/trace`: the trace's text and the target it must meet. */
+export interface VmTraceUpload {
+  trace: string;
+  format?: 'spc' | 'csv';
+  /** f in (0, 1]: the fraction of IOs that must finish within the bound. */
+  fraction: number;
+  bound_ms: number;
+}
+
+/** `GET /vms/{id}/reservation`: the SRP reservation a VM's uploaded trace needs, beside its pool settings. */
+export interface VmReservation {
+  vm: string;
+  vm_name: string;
+  suggestion: {
+    /** capacity_iops rounded up to a whole IOPS. */
+    reservation_iops: number;
+    rounding: string;
+    fraction: number;
+    bound_ms: number;
+    capacity_iops: number;
+    capacity_full_iops: number;
+    overflow_fraction?: number | null;
+    curve: { fraction: number; capacity_iops: number }[];
+    trace: {
+      requests?: number;
+      duration_s?: number;
+      mean_iops?: number | null;
+      read_fraction?: number | null;
+      mean_size_bytes?: number | null;
+      reordered?: boolean;
+      format?: string;
+    };
+    uploaded_at: string | null;
+    uploaded_by: string;
+  } | null;
+  srp: {
+    pool_tree: string;
+    datastore: string;
+    pool: string | null;
+    reservation: number;
+    limit: number | null;
+    shares: number;
+    leaves: { leaf: string; disk?: string | null; pool: string | null; reservation: number; limit: number | null; shares: number }[];
+    dynamic: {
+      reservation: number;
+      limit: number | null;
+      shares: number;
+      entitlement: number;
+      demand: number;
+      computed_at?: string | null;
+    } | null;
+  } | null;
+  /** Whether the tree's reservation is at least the capacity for the target (null without a trace or a tree). */
+  meets_target: boolean | null;
+}

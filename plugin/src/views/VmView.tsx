@@ -1,6 +1,7 @@
 // The VM monitor tab: per virtual disk its workload model (OIO, IO size, read %, random % and their
 // 90th percentiles over time, and the load L of BASIL eq. 1), its pool, and the dynamic reservation,
-// limit and shares the SRP loop gives it with its entitlement.
+// limit and shares the SRP loop gives it with its entitlement; above them, the SRP reservation its
+// uploaded request trace needs for a latency target (VmReservation.tsx).
 
 import { useState } from 'react';
 import type { DiskDetail, DiskModelSeries, Entitlements, VmDetail, VmPoolRef } from '../api/types';
@@ -9,6 +10,7 @@ import { seriesColor, timeSeries } from '../shape/charts';
 import { compact, iops, limit, ms, pct } from '../shape/format';
 import { diskEntitlement } from '../shape/pools';
 import { Alert, datastoreHash, ErrorAlert, HoursPicker, LoadGate, NotFound, ObjectLink, Section, Stat, useApp, useLoad, When } from './common';
+import { VmReservationPanel } from './VmReservation';
 
 const PARAMS = [
   { key: 'oio', title: 'Outstanding IOs', unit: '' },
@@ -146,6 +148,7 @@ export function VmView({ id }: { id: string }) {
               <HoursPicker hours={hours} onChange={setHours} />
             </div>
             <ErrorAlert error={ents.error} />
+            <VmReservationPanel id={v.id} />
             {v.disks.length === 0 && <p className="basil-muted">This VM has no virtual disks.</p>}
             {v.disks.map((d) => (
               <DiskCard key={d.id} disk={d} hours={hours} trees={v.pools ?? []} entitlements={ents.data ?? []} />

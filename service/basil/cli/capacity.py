@@ -74,6 +74,13 @@ def _cli_params(fraction: float, bound_ms: float, extra: float, rel_tol: float) 
     "--rel-tol", "rel_tol", type=float, default=DEFAULT_REL_TOL, show_default=True, help="Search precision."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option(
+    "--vm",
+    help="Upload the trace to the service for this VM (name or id) instead: the service plans it and "
+    "keeps the answer as the VM's reservation suggestion (token from BASIL_TOKEN).",
+)
+@click.option("--service", help="The service's https:// URL, with --vm (default: BASIL_URL).")
+@click.option("--ca-path", "ca_path", help="Basil's certificate or CA, with --vm (default: BASIL_CA_PATH).")
 def capacity(
     *,
     traces: tuple[Path, ...],
@@ -83,6 +90,9 @@ def capacity(
     extra: float,
     rel_tol: float,
     as_json: bool,
+    vm: str | None,
+    service: str | None,
+    ca_path: str | None,
 ) -> None:
     """Capacity (IO/s) for a fraction of a trace's IOs to finish within a bound (RTT, Miser; Lu 2009).
 
@@ -92,6 +102,9 @@ def capacity(
     capacities is checked against the merged stream.
     """
     params = _cli_params(fraction, bound_ms, extra, rel_tol)
+    if vm is not None:
+        _upload(vm, traces, params, fmt=fmt, service=service, ca_path=ca_path, as_json=as_json)
+        return
     loaded = [load_trace(path, fmt) for path in traces]
     reports = [plan_capacity(t.arrivals, params) for t in loaded]
     multi = (
@@ -146,3 +159,30 @@ def _text(path: Path, trace: Trace, r: CapacityReport) -> str:
         "  fraction → IO/s: " + ", ".join(f"{c.fraction:g} → {c.capacity_iops:.0f}" for c in r.curve),
     ]
     return "\n".join(lines)
+
+
+def _upload(
+    vm: str,
+    traces: tuple[Path, ...],
+    params: CapacityParams,
+    *,
+    fmt: str | None,
+    service: str | None,
+    ca_path: str | None,
+    as_json: bool,
+) -> None:
+    """``--vm``: the one trace sent to the service, which plans it and keeps the VM's suggestion."""
+    from basil.cli.vm_trace import suggestion_text, upload_vm_trace  # noqa: PLC0415
+
+    if len(traces) != 1:
+        raise ValidationError([Problem("--trace", "give exactly one trace with --vm")], "upload")
+    question: dict[str, object] = {
+        "fraction": params.fraction,
+        "bound_ms": params.bound_ms,
+        "extra_capacity": params.extra_capacity,
+        "rel_tol": params.rel_tol,
+    }
+    if fmt is not None:
+        question["format"] = fmt
+    answer = upload_vm_trace(service=service, ca_path=ca_path, vm=vm, path=traces[0], question=question)
+    click.echo(json.dumps(answer, indent=2) if as_json else suggestion_text(answer))

@@ -40,6 +40,7 @@ class Trace:
     writes: int
     bytes_total: float
     reordered: bool  # the file's timestamps were not in order and were sorted
+    format: str = ""  # "spc" or "csv": as given, or as guessed from the first data line
 
     @property
     def requests(self) -> int:
@@ -56,6 +57,7 @@ class Trace:
             "read_fraction": self.reads / typed if typed else None,
             "mean_size_bytes": self.bytes_total / n if n and self.bytes_total else None,
             "reordered": self.reordered,
+            "format": self.format,
         }
 
 
@@ -239,7 +241,9 @@ def read_trace(lines: Iterable[str], fmt: str | None = None) -> Trace:
     reordered = bool(arrivals.size > 1 and np.any(arrivals[1:] < arrivals[:-1]))
     if reordered:
         arrivals.sort(kind="stable")
-    return Trace(arrivals=arrivals, reads=reads, writes=writes, bytes_total=size_sum, reordered=reordered)
+    return Trace(
+        arrivals=arrivals, reads=reads, writes=writes, bytes_total=size_sum, reordered=reordered, format=fmt
+    )
 
 
 def onoff_pareto_arrivals(

@@ -487,6 +487,23 @@ class AppliedDatastoreSettingRow(Base):
     message: Mapped[str] = mapped_column(Text)
 
 
+class VmCapacityRow(Base):
+    """The capacity a VM's request trace needs for its target (Lu's RTT search), kept per VM in place
+    of the trace itself: only the latest upload per VM (see :mod:`basil.store.vm_capacity`)."""
+
+    __tablename__ = "vm_capacity"
+
+    vcenter: Mapped[str] = mapped_column(String(64), primary_key=True)
+    vm: Mapped[str] = mapped_column(String(64), primary_key=True)
+    fraction: Mapped[float] = mapped_column(Float)
+    bound_ms: Mapped[float] = mapped_column(Float)
+    capacity_iops: Mapped[float] = mapped_column(Float)
+    capacity_full_iops: Mapped[float] = mapped_column(Float)
+    result: Mapped[dict[str, Any]]
+    uploaded_at: Mapped[datetime]
+    uploaded_by: Mapped[str] = mapped_column(String(128))
+
+
 # --- operations -------------------------------------------------------------------------------------
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from basil.api.routes import admin, inventory, plans, pools, schedules, system, whatif
+from basil.api.routes import admin, inventory, plans, pools, schedules, system, vm_capacity, whatif
 
 #: Served under /api/v1.
 API_BLUEPRINTS: tuple[Blueprint, ...] = (
@@ -15,6 +15,7 @@ API_BLUEPRINTS: tuple[Blueprint, ...] = (
     schedules.bp,
     admin.bp,
     whatif.bp,
+    vm_capacity.bp,
 )
 #: Served at the root: /metrics for scrapers that do not know the API's prefix.
 ROOT_BLUEPRINT: Blueprint = system.root_bp
