@@ -34,6 +34,18 @@ ratio of eq. 1's random factors. Summed over a datastore that is ``X_j = A_j −
 move changes them in O(1). A random disk (r = 1) counts ``x_i`` wherever it is; a lone sequential
 stream counts its cheap ``x_i``; mixed, it loses its sequential benefit.
 
+On spinning disks (a configured HDD kind) a random IO's time is mostly positioning: a seek and half a
+rotation, about 5.5 of 5.7 ms on a 15k drive (``POSITIONING_MS`` of ``NO_LOAD_MS``, share ``p``). A
+sequential IO skips it, and so does every IO queued ahead of it that is sequential too: the no-load
+time and what each queued IO adds both scale with the mix's mean effective random share
+``rho = ((K4 + 1) X − K4 A) / A`` (within [0, 1]; the weights are eq. 1's). So there
+``lat = (1 − p + p · rho) · (a + s · A)``: ``a`` and ``s`` are a fully random mix's (the fitted line
+divided by its factor at the start's rho) and ``A`` already counts every IO at its random cost, so the
+sequential benefit is counted once. A datastore left with a lone backup stream is predicted at a
+fraction of a random IO's time, as it runs; eq. 1's factor (K4 = 1: a sequential IO costs half a
+random one) would leave it at the random intercept. Flash has no positioning (``p = 0``): there the
+line ``a + s · X`` holds as above.
+
 Writes per device kind. eq. 1's read factor ``K3 + read`` gives a write ``K3 / (1 + K3)`` of a read's
 cost (K3 = 0.25: a fifth), right for HDD arrays whose write-back cache absorbs and gathers writes.
 Flash behind RAID 5 is different: a small write is a read-modify-write of data and parity, four
@@ -46,11 +58,19 @@ disk carries its write parts ``wa``, ``wb`` of ``a``, ``b``, and a datastore j a
 places the datastore's start on its line as before: the extra cost only changes what a move of a
 write-heavy disk onto (or off) such a datastore is predicted to do.
 
-Intercepts. A fitted model's intercept is used when positive. A datastore without one (P given, or
-new) takes the pod's median ratio intercept/slope of the models that have one times its own slope,
-or, when none has, one slope (``a = s``: one IO costs at least what one more queued IO adds). With a
-zero intercept a device would deliver P IOs per ms at any load and no move could change its
-throughput, so the assumption is stated instead of hidden.
+Intercepts and slopes without a credible fit. A credible fit's intercept is used when positive (the
+line of a fit that is not credible says nothing of the device). One small IO is served by one device,
+so a datastore's no-load latency does not depend on its device count, while its slope goes as one
+over it (BASIL §4, Fig. 6). A datastore without a credible fit (a prior, a carried P, new) whose
+device kind is configured takes the median intercept of the pod's credible fits of its kind, else the
+kind's data-sheet no-load time (``NO_LOAD_MS``); and, when the pod has credible fits of its kind and
+its device count is configured, their median P per device times its count. Otherwise it takes the
+pod's median ratio intercept/slope of the fitted models times its own slope, or, when none has, one
+slope (``a = s``: one IO costs at least what one more queued IO adds). With a zero intercept a device
+would deliver P IOs per ms at any load and no move could change its throughput, so the assumption is
+stated instead of hidden. An empty datastore's line is for a typical mix at eq. 1's costs; on a kind
+whose writes cost more (``WRITE_COST_READS``) the pod's mix counts ``(Σa + e·Σwa) / Σa`` times as much
+X there, so its slope per unit of X is divided by that (:meth:`PredictiveState.anchor`).
 """
 
 from __future__ import annotations
