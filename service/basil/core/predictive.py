@@ -34,6 +34,18 @@ ratio of eq. 1's random factors. Summed over a datastore that is ``X_j = A_j −
 move changes them in O(1). A random disk (r = 1) counts ``x_i`` wherever it is; a lone sequential
 stream counts its cheap ``x_i``; mixed, it loses its sequential benefit.
 
+On spinning disks (a configured HDD kind) a random IO's time is mostly positioning: a seek and half a
+rotation, about 5.5 of 5.7 ms on a 15k drive (``POSITIONING_MS`` of ``NO_LOAD_MS``, share ``p``). A
+sequential IO skips it, and so does every IO queued ahead of it that is sequential too: the no-load
+time and what each queued IO adds both scale with the mix's mean effective random share
+``rho = ((K4 + 1) X − K4 A) / A`` (within [0, 1]; the weights are eq. 1's). So there
+``lat = (1 − p + p · rho) · (a + s · A)``: ``a`` and ``s`` are a fully random mix's (the fitted line
+divided by its factor at the start's rho) and ``A`` already counts every IO at its random cost, so the
+sequential benefit is counted once. A datastore left with a lone backup stream is predicted at a
+fraction of a random IO's time, as it runs; eq. 1's factor (K4 = 1: a sequential IO costs half a
+random one) would leave it at the random intercept. Flash has no positioning (``p = 0``): there the
+line ``a + s · X`` holds as above.
+
 Writes per device kind. eq. 1's read factor ``K3 + read`` gives a write ``K3 / (1 + K3)`` of a read's
 cost (K3 = 0.25: a fifth), right for HDD arrays whose write-back cache absorbs and gathers writes.
 Flash behind RAID 5 is different: a small write is a read-modify-write of data and parity, four
@@ -46,11 +58,19 @@ disk carries its write parts ``wa``, ``wb`` of ``a``, ``b``, and a datastore j a
 places the datastore's start on its line as before: the extra cost only changes what a move of a
 write-heavy disk onto (or off) such a datastore is predicted to do.
 
-Intercepts. A fitted model's intercept is used when positive. A datastore without one (P given, or
-new) takes the pod's median ratio intercept/slope of the models that have one times its own slope,
-or, when none has, one slope (``a = s``: one IO costs at least what one more queued IO adds). With a
-zero intercept a device would deliver P IOs per ms at any load and no move could change its
-throughput, so the assumption is stated instead of hidden.
+Intercepts and slopes without a credible fit. A credible fit's intercept is used when positive (the
+line of a fit that is not credible says nothing of the device). One small IO is served by one device,
+so a datastore's no-load latency does not depend on its device count, while its slope goes as one
+over it (BASIL §4, Fig. 6). A datastore without a credible fit (a prior, a carried P, new) whose
+device kind is configured takes the median intercept of the pod's credible fits of its kind, else the
+kind's data-sheet no-load time (``NO_LOAD_MS``); and, when the pod has credible fits of its kind and
+its device count is configured, their median P per device times its count. Otherwise it takes the
+pod's median ratio intercept/slope of the fitted models times its own slope, or, when none has, one
+slope (``a = s``: one IO costs at least what one more queued IO adds). With a zero intercept a device
+would deliver P IOs per ms at any load and no move could change its throughput, so the assumption is
+stated instead of hidden. An empty datastore's line is for a typical mix at eq. 1's costs; on a kind
+whose writes cost more (``WRITE_COST_READS``) the pod's mix counts ``(Σa + e·Σwa) / Σa`` times as much
+X there, so its slope per unit of X is divided by that (:meth:`PredictiveState.anchor`).
 """
 
 from __future__ import annotations
@@ -62,13 +82,33 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from basil.core.normalized_load import Models
+from basil.core.normalized_load import MODEL_FITTED, MODEL_GIVEN, Models
 from basil.core.workload_model import WorkloadConstants, WorkloadParams
 
 # The mix assumed for c_ref when no disk of the snapshot has a workload model: 8 KB, 70 % reads,
 # fully random (a typical OLTP disk).
 _DEFAULT_MIX = WorkloadParams(oio=1.0, io_size_kb=8.0, read_pct=70.0, random_pct=100.0)
 INTERCEPT_DEFAULT_SLOPES = 1.0  # a = s when nothing better is known (see the module docstring)
+#: A single small random read's service time at no load per device kind, ms: controller and fabric
+#: (about 0.2 ms) plus, on spinning disks, an average seek and half a rotation (data-sheet figures:
+#: 15k rpm 3.5 ms + 2.0 ms, 10k rpm 4.2 ms + 3.0 ms, 7.2k rpm 8.5 ms + 4.2 ms); flash about 0.1 ms.
+#: One IO is served by one device, so it does not depend on the device count (see "Intercepts").
+#: Of which positioning (seek and half a rotation; none on flash): what a sequential stream's IOs skip.
+POSITIONING_MS: Mapping[str, float] = {
+    "fc15k": 5.5,
+    "sas15k": 5.5,
+    "sas10k": 7.2,
+    "sata7k": 12.7,
+    "nlsas7k": 12.7,
+}
+NO_LOAD_MS: Mapping[str, float] = {
+    "ssd": 0.2,
+    "fc15k": 5.7,
+    "sas15k": 5.7,
+    "sas10k": 7.4,
+    "sata7k": 12.9,
+    "nlsas7k": 12.9,
+}
 #: A small random write's cost in reads per device kind where eq. 1's K3 under-states it (see the
 #: module docstring, "Writes per device kind"): flash in RAID 5, a read-modify-write of four flash
 #: operations against one for a read. HDD kinds keep eq. 1's (their cache absorbs writes).
@@ -92,6 +132,14 @@ class DiskDemand(NamedTuple):
     line_oio: float = 0.0  # its place on a device line: mean outstanding reads (the fit's axis)
     wa: float = 0.0  # the write part of a (its share K3 (1 − read)/(K3 + read) of the cost)
     wb: float = 0.0  # the write part of b
+
+
+def positioning_share(kind: str | None) -> float:
+    """The share of a no-load random read's time that is positioning on a device of *kind*
+    (``POSITIONING_MS`` over ``NO_LOAD_MS``; 0 for flash or an unknown kind)."""
+    if kind is None or kind not in POSITIONING_MS or kind not in NO_LOAD_MS:
+        return 0.0
+    return POSITIONING_MS[kind] / NO_LOAD_MS[kind]
 
 
 def write_extra(kind: str | None, constants: WorkloadConstants) -> float:
@@ -185,24 +233,66 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
 
 
-def device_lines(models: Models, names: Sequence[str]) -> tuple[Array, Array, tuple[str, ...]]:
-    """Intercepts a_j and slopes s_j (ms, ms per IO) of *names*, and how each intercept was chosen."""
-    slopes = np.array([1.0 / models.datastores[n].effective_performance for n in names], dtype=np.float64)
+def device_lines(
+    models: Models,
+    names: Sequence[str],
+    kinds: Sequence[str | None] | None = None,
+    devices: Sequence[int | None] | None = None,
+) -> tuple[Array, Array, tuple[str, ...]]:
+    """Intercepts a_j and slopes s_j (ms, ms per IO) of *names*, and how each intercept was chosen.
+
+    *kinds* and *devices* (each datastore's configured device kind and count, when known) let a
+    datastore without a credible fit borrow from fitted datastores of its kind (see the module
+    docstring, "Intercepts")."""
+    n = len(names)
+    kinds = list(kinds) if kinds is not None else [None] * n
+    devices = list(devices) if devices is not None else [None] * n
+    slopes = np.array(
+        [1.0 / models.datastores[name].effective_performance for name in names], dtype=np.float64
+    )
     fitted: list[float | None] = []
-    for n in names:
-        fit = models.datastores[n].fit
-        intercept = fit.intercept if fit is not None and fit.ok else None
+    credible: list[bool] = []
+    for name in names:
+        fit = models.datastores[name].fit
+        ok = fit is not None and fit.ok and fit.credible
+        credible.append(ok and models.datastores[name].source in (MODEL_FITTED, MODEL_GIVEN))
+        intercept = fit.intercept if ok and fit is not None else None
         fitted.append(
             intercept if intercept is not None and math.isfinite(intercept) and intercept > 0 else None
         )
+    # Per kind: the credible fits' intercepts (ms) and P per device.
+    kind_intercepts: dict[str, list[float]] = {}
+    kind_per_device: dict[str, list[float]] = {}
+    for i, name in enumerate(names):
+        kind = kinds[i]
+        if kind is None or not credible[i]:
+            continue
+        if fitted[i] is not None:
+            kind_intercepts.setdefault(kind, []).append(float(fitted[i]))  # type: ignore[arg-type]
+        count = devices[i]
+        if count is not None and count > 0:
+            kind_per_device.setdefault(kind, []).append(models.datastores[name].effective_performance / count)
+    for i in range(n):
+        kind, count = kinds[i], devices[i]
+        if credible[i] or kind is None or count is None or count <= 0 or kind not in kind_per_device:
+            continue
+        # No credible fit of its own: slope ∝ 1/devices (BASIL §4, Fig. 6) from its kind's fits.
+        slopes[i] = 1.0 / (float(np.median(kind_per_device[kind])) * count)
     ratios = [f / float(s) for f, s in zip(fitted, slopes, strict=True) if f is not None]
     ratio = float(np.median(ratios)) if ratios else INTERCEPT_DEFAULT_SLOPES
-    intercepts = np.empty(len(names), dtype=np.float64)
+    intercepts = np.empty(n, dtype=np.float64)
     sources: list[str] = []
     for i, f in enumerate(fitted):
+        kind = kinds[i]
         if f is not None:
             intercepts[i] = f
             sources.append("fitted")
+        elif kind is not None and kind in kind_intercepts:
+            intercepts[i] = float(np.median(kind_intercepts[kind]))
+            sources.append("kind_fitted")
+        elif kind is not None and kind in NO_LOAD_MS:
+            intercepts[i] = NO_LOAD_MS[kind]
+            sources.append("kind_datasheet")
         else:
             intercepts[i] = ratio * float(slopes[i])
             sources.append("pod_ratio" if ratios else "one_slope")
@@ -225,6 +315,11 @@ class PredictiveState:
         self.O: list[float] = [0.0] * d
         self.count: list[int] = [0] * d
         self.extra: list[float] = [0.0] * d  # e_j: see the module docstring, "Writes per device kind"
+        # Positioning: the share p of a random IO's time that is positioning per configured kind (0:
+        # none, as on flash), in use (a_pos) once anchor() has set the line (see "Sequential streams").
+        self.positioning: list[float] = [0.0] * d
+        self.a_pos: list[float] = [0.0] * d
+        self.k4 = 1.0
 
     def add(
         self, j: int, a: float, b: float, o: float, disks: int, *, wa: float = 0.0, wb: float = 0.0
@@ -236,22 +331,48 @@ class PredictiveState:
         self.O[j] += o
         self.count[j] += disks
 
-    def anchor(self, line_oio: Sequence[float]) -> None:
+    def anchor(self, line_oio: Sequence[float], pod: tuple[float, float] | None = None) -> None:
         """Scale each datastore's slope so that its X at the start is its outstanding reads there
         (*line_oio*, the device line's own axis): with no move a datastore is predicted on its line at
         the load it was measured with, and a move changes X by the mover's share of it (see the module
-        docstring, "Which statistic"). The factor is bounded to [1/4, 4]."""
+        docstring, "Which statistic"). The factor is bounded to [1/4, 4].
+
+        An empty datastore has no load of its own to convert. Its line (a prior, or a fit from
+        earlier) is for a typical mix at eq. 1's costs; where writes cost more (``extra``), the same
+        mix counts ``(Σa + e·Σwa) / Σa`` times as much X, so its slope per unit of X is divided by
+        that (*pod*: the pod's disks' ``a`` and write parts ``wa`` summed)."""
         for j, reads in enumerate(line_oio):
             o = self.O[j]
             x = self.A[j] - self.B[j] / o if o > 0 else 0.0
-            if reads > 0 and x > 0:
+            if o <= 0 and pod is not None:
+                pod_a, pod_wa = pod
+                load = pod_a + self.extra[j] * pod_wa
+                if pod_a > 0 and load > 0:
+                    self.s[j] *= pod_a / load
+                self.a_pos[j] = self.positioning[j]  # a fully random mix when empty: factor 1
+                continue
+            share = self.positioning[j]
+            if share > 0:
+                # Spinning disks: latency = (1 − p + p·rho)·(a + s·A) (see "Sequential streams"), so
+                # the line's intercept and slope, measured at this mix's rho, are a fully random
+                # mix's divided by its factor, and the slope is anchored on A.
+                rho = _random_share(self.k4, self.A[j], x) if o > 0 else 1.0
+                factor = 1.0 - share + share * rho
+                if reads > 0 and self.A[j] > 0:
+                    self.s[j] *= min(max(reads / self.A[j], 0.25), 4.0)
+                self.a[j] /= factor
+                self.s[j] /= factor
+                self.a_pos[j] = share
+            elif reads > 0 and x > 0:
                 self.s[j] *= min(max(reads / x, 0.25), 4.0)
 
     def latency(self, j: int) -> float:
-        return latency_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+        return latency_of(
+            self.a[j], self.s[j], self.A[j], self.B[j], self.O[j], share=self.a_pos[j], k4=self.k4
+        )
 
     def iops(self, j: int) -> float:
-        return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j])
+        return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j], share=self.a_pos[j], k4=self.k4)
 
     def arrays(self) -> tuple[Array, Array, Array, Array]:
         """Latency, slope, O and B per datastore, as arrays."""
@@ -260,9 +381,15 @@ class PredictiveState:
         big_a = np.array(self.A, dtype=np.float64)
         big_b = np.array(self.B, dtype=np.float64)
         o = np.array(self.O, dtype=np.float64)
+        share = np.array(self.a_pos, dtype=np.float64)
+        k4 = self.k4
         with np.errstate(divide="ignore", invalid="ignore"):
-            x = np.where(o > 0, big_a - big_b / np.where(o > 0, o, 1.0), 0.0)
-        latency: Array = a + s * np.maximum(x, 0.0)
+            x = np.maximum(np.where(o > 0, big_a - big_b / np.where(o > 0, o, 1.0), 0.0), 0.0)
+            rho = np.clip(
+                np.where(big_a > 0, (k4 + 1.0) * x / np.where(big_a > 0, big_a, 1.0) - k4, 1.0), 0.0, 1.0
+            )
+        spinning = (1.0 - share + share * rho) * (a + s * np.maximum(big_a, 0.0))
+        latency: Array = np.where(o > 0, np.where(share > 0, spinning, a + s * x), a)
         return latency, s, o, big_b
 
     def latencies(self) -> Array:
@@ -278,17 +405,34 @@ class PredictiveState:
         return 1000.0 * sum(self.O) / total if total > 0 else 0.0
 
 
-def latency_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:
-    """lat = a + s · X with X = A − B/O (0 for an empty datastore)."""
+def _random_share(k4: float, big_a: float, x: float) -> float:
+    """The mix's mean effective random share rho from X/A = (K4 + rho)/(K4 + 1) (see "Sequential
+    streams"), within [0, 1]."""
+    if big_a <= 0:
+        return 1.0
+    return min(max((k4 + 1.0) * x / big_a - k4, 0.0), 1.0)
+
+
+def latency_of(
+    a: float, s: float, big_a: float, big_b: float, o: float, *, share: float = 0.0, k4: float = 1.0
+) -> float:
+    """lat = a + s · X with X = A − B/O (*a* for an empty datastore); on spinning disks (*share*, the
+    positioning share p, above 0) lat = (1 − p + p · rho) · (a + s · A) with rho the mix's effective
+    random share (see the module docstring, "Sequential streams")."""
     if o <= 0:
         return a
-    return a + s * max(big_a - big_b / o, 0.0)
+    x = max(big_a - big_b / o, 0.0)
+    if share:
+        return (1.0 - share + share * _random_share(k4, big_a, x)) * (a + s * max(big_a, 0.0))
+    return a + s * x
 
 
-def iops_of(a: float, s: float, big_a: float, big_b: float, o: float) -> float:
+def iops_of(
+    a: float, s: float, big_a: float, big_b: float, o: float, *, share: float = 0.0, k4: float = 1.0
+) -> float:
     if o <= 0:
         return 0.0
-    return 1000.0 * o / latency_of(a, s, big_a, big_b, o)
+    return 1000.0 * o / latency_of(a, s, big_a, big_b, o, share=share, k4=k4)
 
 
 def allowed_latency(latency_ms: float, fairness_pct: float, fairness_ms: float, pod_ms: float = 0.0) -> float:

@@ -77,6 +77,7 @@ from basil.core.predictive import (
     allowed_latency,
     device_lines,
     latency_of,
+    positioning_share,
     unit_sums,
     unit_write_sums,
     write_extra,
@@ -234,11 +235,16 @@ class BestMoveSearch(PodRound):
         self.throughput = params.objective == OBJECTIVE_THROUGHPUT
         d = self.d
         self.S: Array = np.zeros(d, dtype=np.float64)
-        intercepts, slopes, self.intercept_sources = device_lines(models, self.names)
-        self.pred = PredictiveState(intercepts, slopes)
         kinds = {ds.name: ds.device_kind for ds in members}
+        devices = {ds.name: ds.spindles for ds in members}
+        intercepts, slopes, self.intercept_sources = device_lines(
+            models, self.names, [kinds.get(n) for n in self.names], [devices.get(n) for n in self.names]
+        )
+        self.pred = PredictiveState(intercepts, slopes)
         constants = params.workload_model.constants
         self.pred.extra = [write_extra(kinds.get(n), constants) for n in self.names]
+        self.pred.positioning = [positioning_share(kinds.get(n)) for n in self.names]
+        self.pred.k4 = constants.k4
         self.units: list[Unit] = []
         self.src: list[int] = []
         self.ua: list[float] = []
@@ -249,7 +255,7 @@ class BestMoveSearch(PodRound):
         self.uwb: list[float] = []
         self._load_units(units)
         self.line = self._line_oio()
-        self.pred.anchor(self.line)
+        self.pred.anchor(self.line, (sum(self.ua), sum(self.uwa)))
         self.line_max = self._line_limits()
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
@@ -572,8 +578,8 @@ class BestMoveSearch(PodRound):
         by = p.B[y] + (db + ey * dwb if ey else db)
         ox, oy = p.O[x] - do, p.O[y] + do
         a_x, s_x, a_y, s_y = p.a[x], p.s[x], p.a[y], p.s[y]
-        lx = latency_of(a_x, s_x, ax, bx, ox)
-        ly = latency_of(a_y, s_y, ay, by, oy)
+        lx = latency_of(a_x, s_x, ax, bx, ox, share=p.a_pos[x], k4=p.k4)
+        ly = latency_of(a_y, s_y, ay, by, oy, share=p.a_pos[y], k4=p.k4)
         if (ox > 0 and lx > cap_x + 1e-9) or (oy > 0 and ly > cap_y + 1e-9):
             return None
         before = p.iops(x) + p.iops(y)
