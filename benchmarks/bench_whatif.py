@@ -26,7 +26,7 @@ A disk's VM has the same name alone and consolidated, so its outstanding-IO draw
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|all] [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--parallelism M]
+        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.vcenter.labproc import LabProcess
 
 from basil.core.consolidation import (
+    RAID_WRITE_COST,
     DeviceParams,
     WorkloadMeasurement,
     parallelism_from_fit,
@@ -285,8 +286,10 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
     fit = fit_device_model(samples)
     m = parallelism_from_fit(fit.slope, fit.intercept) if fit.credible else None
     print(f"device model of the LUN from the isolation runs: {fit.describe()}")
+    # The RAID level is the administrator's knowledge (vCenter does not report it).
+    cost = RAID_WRITE_COST[str(setup.device["raid"])]
     if m is None:
-        return DeviceParams(max_conn=QUEUE_DEPTH)
+        return DeviceParams(max_conn=QUEUE_DEPTH, write_cost=cost, write_cost_source="RAID level")
     position = positioning_from_fit(fit.slope, fit.intercept)
     print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
     return DeviceParams(
@@ -295,6 +298,8 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
         parallelism_source="device model",
         positioning_ms=position,
         positioning_source="device model (intercept)",
+        write_cost=cost,
+        write_cost_source="RAID level",
     )
 
 
@@ -317,6 +322,7 @@ def evaluate(
     *,
     parallelism: float | None = None,
     sequential: bool = True,
+    destage: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -333,6 +339,10 @@ def evaluate(
         device = replace(device, parallelism=parallelism, parallelism_source="given")
     if not sequential:
         print("diagnostic: no random % given (sequential streams keep their isolation service times)")
+    if not destage:
+        print("diagnostic: no destage load (cached writes free to the devices)")
+        device = replace(device, write_cost=None, write_cost_source="diagnostic")
+    print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache)
@@ -372,7 +382,10 @@ def evaluate(
             return " ".join("   -" if v is None else f"{v:4.0%}" for v in values)
 
         label = "+".join(combo)
-        print(f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}")
+        print(
+            f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
+            f"  U {p.destage_util:.2f}"
+        )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
         found = errors[key]
@@ -402,6 +415,11 @@ def main() -> None:
         help="diagnostic: give the estimator no random %% (the estimator before the interleaving rule)",
     )
     parser.add_argument(
+        "--no-destage",
+        action="store_true",
+        help="diagnostic: cached writes cost the devices nothing (the estimator before the destage rule)",
+    )
+    parser.add_argument(
         "--parallelism",
         type=float,
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
@@ -421,6 +439,7 @@ def main() -> None:
                     cache,
                     parallelism=args.parallelism,
                     sequential=not args.no_sequential,
+                    destage=not args.no_destage,
                 )
         finally:
             if args.cache:
