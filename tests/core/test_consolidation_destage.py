@@ -151,7 +151,8 @@ def test_a_document_carries_the_write_cost() -> None:
         {"datastore": {"parallelism": 4, "positioning_ms": 5, "write_cost": 4}, "disks": disks}
     ).to_dict()
     assert (given["write_cost"], given["write_cost_source"]) == (4.0, "given")
-    assert isinstance(given["destage_util"], float) and given["destage_util"] > 0
+    assert isinstance(given["destage_util"], float)
+    assert given["destage_util"] > 0
     default = whatif_from_mapping({"datastore": {"parallelism": 4, "positioning_ms": 5}, "disks": disks})
     assert (default.device.write_cost, default.device.write_cost_source) == (1.0, WRITE_COST_LOWER_BOUND)
     assert 0 < default.destage_util < given["destage_util"]
