@@ -36,7 +36,8 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   not wait behind other disks' requests while the cache keeps up: their predicted latency is the
   isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
-  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
+  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that
+  (the destage load it adds to the devices is below).
 - Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
   its previous IO left the heads only if no other stream's IO was served there in between. IOs are
   striped, so every device sees every stream's IOs in the order they arrive; the IO a device served
@@ -57,8 +58,24 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
   Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
   sequentiality, f from the measured rates of all the disks measured together to the staying ones'.
-  Not modelled: the destaging of sequential writes that a write-back cache absorbed, which becomes
-  random once interleaved and loads the devices (the "log" combinations of the benchmark).
+- Cached writes are destaged. A write the cache acknowledged costs the client little, but the
+  array must write it to the devices later: k device operations (the RAID write penalty,
+  ``RAID_WRITE_COST``: 1 for RAID 0, 2 for mirrors, 4 and 6 for a small RAID 5 and 6 write; the
+  same notion as ``basil.core.predictive.WRITE_COST_READS``, a write's cost in device work), each
+  a random positioning t_pos where the write does not continue the previous one, while writes that
+  continue their stream are gathered into full stripes and cost no positioning. A disk's cached
+  writes, X^W a second, thus keep the devices busy U = X^W · k · (r + s·f) · t_pos / m of the time
+  (r its random share, s = 1 − r broken up by other streams with probability f, as for reads;
+  :func:`destage_util`). Alone a log's sequential writes destage almost free; interleaved they
+  destage as random writes. Only the change ΔU = U(f¹) − U(f⁰), at the predicted write rates,
+  is added: the destage load a disk had where it was measured is in its own figures and, through
+  its read service times, in the batches it puts ahead of its neighbours. Destaging competes with
+  the disks' IO first come, first served (an open load in a closed network): every read and
+  uncached write is stretched by 1 / (1 − ΔU) (:func:`destage_factor`), ΔU bounded to
+  ``MAX_DESTAGE_UTIL`` (beyond it the cache would fill and writes wait for the devices, which is
+  not modelled: the answer's ``destage_saturated``). Leaving a datastore takes the stretch back
+  (1 − |ΔU|). k is the administrator's (vCenter does not report RAID levels); without it, 1, a
+  lower bound, and the answer says so; without t_pos or a random % nothing is added.
 - Mix: the answer's β^R = X^R / (X^R + X^W), of the predicted throughputs; the paper's eq. 1–2, of
   the isolation throughputs, is reported beside it (``paper_read_mix``), and is wrong wherever a
   workload's throughput changes much (a sequential stream's falls most).
