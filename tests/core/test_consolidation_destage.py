@@ -4,6 +4,8 @@ and loads the devices, which slows every disk's reads."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from basil.core.consolidation import (
@@ -109,6 +111,7 @@ def test_the_stretch_is_bounded_where_the_cache_would_fill() -> None:
     assert destage_factor(0.0, 5.0) == pytest.approx(1.0 / (1.0 - MAX_DESTAGE_UTIL))
     assert destage_factor(0.2, 0.2) == 1.0
     assert destage_factor(0.5, 0.1) == pytest.approx(0.6)  # leaving takes the stretch back
+    assert destage_factor(math.inf, math.inf) == pytest.approx(1.0 / (1.0 - MAX_DESTAGE_UTIL))
     heavy = DeviceParams(max_conn=32, parallelism=1.0, positioning_ms=20.0, write_cost=RAID_WRITE_COST["6"])
     p = predict_consolidation([LOG, DSS], heavy)
     assert p.destage_util > MAX_DESTAGE_UTIL

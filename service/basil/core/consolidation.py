@@ -449,6 +449,8 @@ def destage_factor(measured: float, predicted: float) -> float:
     carry to its neighbours (module doc). ΔU is bounded to ``MAX_DESTAGE_UTIL``, beyond which the
     cache fills (not modelled)."""
     added = predicted - measured
+    if math.isnan(added):  # both beyond any float: as saturated as a load can be
+        added = MAX_DESTAGE_UTIL
     if added >= 0:
         return 1.0 / (1.0 - min(added, MAX_DESTAGE_UTIL))
     return 1.0 - min(-added, MAX_DESTAGE_UTIL)
