@@ -381,7 +381,7 @@ def interleaved_share(own: float, in_flight: float) -> float:
     return max(0.0, 1.0 - own / in_flight)
 
 
-FIXED_POINT_ITERATIONS = 200
+FIXED_POINT_ITERATIONS = 400
 FIXED_POINT_TOLERANCE = 1e-6
 
 
@@ -486,6 +486,9 @@ def _interleaved(
     predictions = predicted([0.0] * len(workloads), load)
     if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
         return predictions, load
+    # Damped; the damping halves whenever a step reverses the previous one (the destage stretch
+    # feeds back strongly: slower disks write less, which lowers the stretch).
+    damping, previous = 0.5, [0.0] * len(workloads)
     for _ in range(FIXED_POINT_ITERATIONS):
         together = sum(rates)
         positioning = [
@@ -499,7 +502,11 @@ def _interleaved(
             abs(a - b) <= FIXED_POINT_TOLERANCE * max(1.0, b) for a, b in zip(new_rates, rates, strict=True)
         ):
             break
-        rates = [(a + b) / 2.0 for a, b in zip(new_rates, rates, strict=True)]
+        steps = [a - b for a, b in zip(new_rates, rates, strict=True)]
+        if sum(x * y for x, y in zip(steps, previous, strict=True)) < 0:
+            damping = max(damping / 2.0, 1e-3)
+        previous = steps
+        rates = [b + damping * step for b, step in zip(rates, steps, strict=True)]
     return predictions, load
 
 
