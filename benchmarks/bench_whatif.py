@@ -8,7 +8,7 @@ lab's ``IOPS × latency / OIO`` is 1, as vCenter's averaged counters give it). T
 absolute relative errors of the mix, the throughput and the read/write response times, per
 combination, and their medians.
 
-Two sets of combinations:
+Sets of combinations:
 
 - ``tuning``: the workloads the estimator was developed on (Table 1 Iometer, Filebench-like
   mail/web/file, a sequential stream) on a 6 x 15k FC RAID 0 LUN, scenario seed 16;
@@ -17,13 +17,16 @@ Two sets of combinations:
   estimator was changed, reported beside the tuning set;
 - ``third``: written down after the interleaving rule was chosen (on the tuning set) and before it
   was run: tuning and held-out types mixed, sequential streams beside random ones, on a 8 x 7.2k
-  SATA RAID 5 LUN, scenario seed 311.
+  SATA RAID 5 LUN, scenario seed 311;
+- ``fourth``: written down before the destage rule (whose motivation was the held-out set's log
+  combinations): new types, log-like write streams and combinations without them, on a 7 x 15k FC
+  RAID 5 LUN, scenario seed 7001.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|all] [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--parallelism M]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|all] [--intervals N]
+        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -47,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.vcenter.labproc import LabProcess
 
 from basil.core.consolidation import (
+    RAID_WRITE_COST,
     DeviceParams,
     WorkloadMeasurement,
     parallelism_from_fit,
@@ -132,6 +136,46 @@ def third(triples: bool) -> Setup:
         combos += [("sequential", "backup", "oltp"), ("webserver", "log", "fb-mail")]
     device = {"kind": "sata7k", "disks": 8, "raid": "5", "cache_mb": 1024}
     return Setup("third", 311, device, workloads, combos)
+
+
+# Fourth set: workload types none of the other sets used.
+FOURTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # log-like: sequential writes a write-back cache absorbs
+    "redo": {"oio": 1, "io_size_kb": 4, "read_pct": 2, "random_pct": 5},
+    "journal": {"oio": {"min": 1, "max": 3}, "io_size_kb": 16, "read_pct": 10, "random_pct": 15},
+    "ingest": {"oio": 2, "io_size_kb": 128, "read_pct": 0, "random_pct": 5},
+    # without: random, random with cached random writes, a sequential reader
+    "erp": {"oio": {"min": 8, "max": 14}, "io_size_kb": 8, "read_pct": 75, "random_pct": 100},
+    "search": {"oio": {"min": 4, "max": 10}, "io_size_kb": 16, "read_pct": 95, "random_pct": 90},
+    "mailstore": {"oio": {"min": 2, "max": 8}, "io_size_kb": 8, "read_pct": 55, "random_pct": 95},
+    "scan": {"oio": 3, "io_size_kb": 128, "read_pct": 100, "random_pct": 10},
+}
+
+
+def fourth(triples: bool) -> Setup:
+    """Written down (2026-11-26, before running it and before the destage rule was written) to
+    check the destage rule: the held-out set's log combinations motivated it, so they no longer
+    check it. New workload types, log-like sequential write streams beside random and sequential
+    readers and combinations without them, on a LUN of a kind and RAID level no other set used
+    (15k FC RAID 5, 7 devices), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("redo", "erp"),
+        ("redo", "search"),
+        ("redo", "scan"),
+        ("journal", "erp"),
+        ("journal", "mailstore"),
+        ("ingest", "search"),
+        ("ingest", "erp"),
+        ("erp", "search"),
+        ("erp", "mailstore"),
+        ("search", "scan"),
+        ("mailstore", "scan"),
+        ("erp", "search", "mailstore"),
+    ]
+    if triples:
+        combos += [("redo", "erp", "search"), ("journal", "scan", "mailstore")]
+    device = {"kind": "fc15k", "disks": 7, "raid": "5", "cache_mb": 1024}
+    return Setup("fourth", 7001, device, FOURTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -242,8 +286,10 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
     fit = fit_device_model(samples)
     m = parallelism_from_fit(fit.slope, fit.intercept) if fit.credible else None
     print(f"device model of the LUN from the isolation runs: {fit.describe()}")
+    # The RAID level is the administrator's knowledge (vCenter does not report it).
+    cost = RAID_WRITE_COST[str(setup.device["raid"])]
     if m is None:
-        return DeviceParams(max_conn=QUEUE_DEPTH)
+        return DeviceParams(max_conn=QUEUE_DEPTH, write_cost=cost, write_cost_source="RAID level")
     position = positioning_from_fit(fit.slope, fit.intercept)
     print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
     return DeviceParams(
@@ -252,6 +298,8 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
         parallelism_source="device model",
         positioning_ms=position,
         positioning_source="device model (intercept)",
+        write_cost=cost,
+        write_cost_source="RAID level",
     )
 
 
@@ -274,6 +322,7 @@ def evaluate(
     *,
     parallelism: float | None = None,
     sequential: bool = True,
+    destage: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -290,6 +339,10 @@ def evaluate(
         device = replace(device, parallelism=parallelism, parallelism_source="given")
     if not sequential:
         print("diagnostic: no random % given (sequential streams keep their isolation service times)")
+    if not destage:
+        print("diagnostic: no destage load (cached writes free to the devices)")
+        device = replace(device, write_cost=None, write_cost_source="diagnostic")
+    print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache)
@@ -329,7 +382,10 @@ def evaluate(
             return " ".join("   -" if v is None else f"{v:4.0%}" for v in values)
 
         label = "+".join(combo)
-        print(f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}")
+        print(
+            f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
+            f"  U {p.destage_util:.2f}"
+        )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
         found = errors[key]
@@ -351,12 +407,17 @@ def main() -> None:
     )
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
-    parser.add_argument("--set", choices=("tuning", "heldout", "third", "all"), default="all")
+    parser.add_argument("--set", choices=("tuning", "heldout", "third", "fourth", "all"), default="all")
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
         "--no-sequential",
         action="store_true",
         help="diagnostic: give the estimator no random %% (the estimator before the interleaving rule)",
+    )
+    parser.add_argument(
+        "--no-destage",
+        action="store_true",
+        help="diagnostic: cached writes cost the devices nothing (the estimator before the destage rule)",
     )
     parser.add_argument(
         "--parallelism",
@@ -365,7 +426,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     with tempfile.TemporaryDirectory() as tmp:
@@ -378,6 +439,7 @@ def main() -> None:
                     cache,
                     parallelism=args.parallelism,
                     sequential=not args.no_sequential,
+                    destage=not args.no_destage,
                 )
         finally:
             if args.cache:

@@ -79,6 +79,37 @@ def test_whatif_interleaves_a_sequential_stream(api_env: ApiEnv, document: dict[
     assert "disks[0].random_pct" in resp.get_data(as_text=True)
 
 
+def test_whatif_destages_a_cached_sequential_writer(api_env: ApiEnv, document: dict[str, Any]) -> None:
+    log = {
+        "name": "log",
+        "read_iops": 150,
+        "write_iops": 3000,
+        "read_latency_ms": 2,
+        "write_latency_ms": 0.37,
+        "random_pct": 10,
+    }
+    dss = {
+        "name": "dss",
+        "read_iops": 600,
+        "write_iops": 0,
+        "read_latency_ms": 15,
+        "write_latency_ms": 0,
+        "random_pct": 100,
+    }
+    question = {"datastore": {"parallelism": 4, "positioning_ms": 5, "write_cost": 2}, "disks": [log, dss]}
+    resp = api_env.post("/api/v1/whatif", role="viewer", json=question)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert conforms(document, "/api/v1/whatif", body) == []
+    assert (body["write_cost"], body["write_cost_source"]) == (2, "given")
+    assert body["destage_util"] > 0
+    assert body["workloads"][1]["destage_added_ms"] > 0
+    assert body["workloads"] == whatif_from_mapping(question).to_dict()["workloads"]
+    resp = api_env.post("/api/v1/whatif", role="viewer", json={**question, "datastore": {"write_cost": 0.5}})
+    assert resp.status_code == 400
+    assert "datastore.write_cost" in resp.get_data(as_text=True)
+
+
 def test_whatif_bad_input_names_the_field(api_env: ApiEnv) -> None:
     bad = {"disks": [{**WHATIF["disks"][0], "read_iops": -3}]}  # type: ignore[index, dict-item]
     resp = api_env.post("/api/v1/whatif", role="viewer", json=bad)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -228,6 +229,11 @@ def test_n_way_properties_with_interleaving(
         [w.read_latency_ms for w in before.workloads], rel=1e-5
     )
     if newcomer.name not in {m.name for m in group}:
-        after = predict_consolidation([*group, newcomer], DEVICE)
-        for b, a in zip(before.workloads, after.workloads, strict=False):
+        # Interleaving alone never makes a newcomer speed anyone up. The destage rule can: a
+        # newcomer slows a cached writer, whose destaging then loads the devices less
+        # (docs/whatif.md), so this property is of the interleaving rule, destaging off.
+        alone = replace(DEVICE, write_cost=None)
+        first = predict_consolidation(group, alone)
+        after = predict_consolidation([*group, newcomer], alone)
+        for b, a in zip(first.workloads, after.workloads, strict=False):
             assert a.read_latency_ms >= b.read_latency_ms * (1 - 1e-5)

@@ -8,7 +8,9 @@ the target's ``datastoreMaxQueueDepth`` from the hosts' newest samples (32 when 
 it); the parallelism m is read from the target's device model (``intercept / slope`` of its
 credible fit), else 1, the paper's single server; the positioning cost of a random IO (which
 interleaved sequential streams pay, docs/whatif.md) is the same fit's intercept, and each disk's
-random % its newest sample's (vscsiStats' seek histogram). Nothing is stored or changed.
+random % its newest sample's (vscsiStats' seek histogram). The RAID write cost k of the destaged
+cached writes (docs/whatif.md) is 1, a lower bound: vCenter does not report RAID levels, and the
+answer's ``write_cost_source`` says so. Nothing is stored or changed.
 
 A moved disk's figures were measured on its source: its service times are those of that device,
 which the estimator carries to the target as they are (the paper measured isolation on the same

@@ -36,7 +36,8 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   not wait behind other disks' requests while the cache keeps up: their predicted latency is the
   isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
-  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that.
+  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that
+  (the destage load it adds to the devices is below).
 - Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
   its previous IO left the heads only if no other stream's IO was served there in between. IOs are
   striped, so every device sees every stream's IOs in the order they arrive; the IO a device served
@@ -57,8 +58,24 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
   Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
   sequentiality, f from the measured rates of all the disks measured together to the staying ones'.
-  Not modelled: the destaging of sequential writes that a write-back cache absorbed, which becomes
-  random once interleaved and loads the devices (the "log" combinations of the benchmark).
+- Cached writes are destaged. A write the cache acknowledged costs the client little, but the
+  array must write it to the devices later: k device operations (the RAID write penalty,
+  ``RAID_WRITE_COST``: 1 for RAID 0, 2 for mirrors, 4 and 6 for a small RAID 5 and 6 write; the
+  same notion as ``basil.core.predictive.WRITE_COST_READS``, a write's cost in device work), each
+  a random positioning t_pos where the write does not continue the previous one, while writes that
+  continue their stream are gathered into full stripes and cost no positioning. A disk's cached
+  writes, X^W a second, thus keep the devices busy U = X^W · k · (r + s·f) · t_pos / m of the time
+  (r its random share, s = 1 − r broken up by other streams with probability f, as for reads;
+  :func:`destage_util`). Alone a log's sequential writes destage almost free; interleaved they
+  destage as random writes. Only the change ΔU = U(f¹) − U(f⁰), at the predicted write rates,
+  is added: the destage load a disk had where it was measured is in its own figures and, through
+  its read service times, in the batches it puts ahead of its neighbours. Destaging competes with
+  the disks' IO first come, first served (an open load in a closed network): every read and
+  uncached write is stretched by 1 / (1 − ΔU) (:func:`destage_factor`), ΔU bounded to
+  ``MAX_DESTAGE_UTIL`` (beyond it the cache would fill and writes wait for the devices, which is
+  not modelled: the answer's ``destage_saturated``). Leaving a datastore takes the stretch back
+  (1 − |ΔU|). k is the administrator's (vCenter does not report RAID levels); without it, 1, a
+  lower bound, and the answer says so; without t_pos or a random % nothing is added.
 - Mix: the answer's β^R = X^R / (X^R + X^W), of the predicted throughputs; the paper's eq. 1–2, of
   the isolation throughputs, is reported beside it (``paper_read_mix``), and is wrong wherever a
   workload's throughput changes much (a sequential stream's falls most).
@@ -179,6 +196,14 @@ class WorkloadMeasurement:
 DEFAULT_WRITE_CACHE_MS = 1.0
 PARALLELISM_PAPER = "the paper's single server (no device model of the datastore)"
 POSITIONING_NONE = "none: sequential streams keep their isolation service times (no device model)"
+# The RAID write penalty: device operations per small random write a cache destages (RAID 0 writes
+# the data; mirrors write it twice; RAID 5 and 6 read old data and parity and write both back).
+RAID_WRITE_COST: Mapping[str, float] = {"0": 1.0, "1": 2.0, "10": 2.0, "5": 4.0, "6": 6.0}
+DEFAULT_WRITE_COST = 1.0
+WRITE_COST_LOWER_BOUND = "lower bound: one device write per host write (RAID level unknown)"
+# Destaging may take at most this share of the devices (arrays keep the rest for reads; the lab's
+# documented ceiling); beyond it the cache fills and writes wait for the devices, not modelled.
+MAX_DESTAGE_UTIL = 0.8
 # Basil's workload class "sequential" (basil.core.workload_model): at most this random %.
 SEQUENTIAL_RANDOM_PCT = WorkloadModelParams().sequential_class_random_pct
 
@@ -196,6 +221,10 @@ class DeviceParams:
     write_cache_ms: float | None = DEFAULT_WRITE_CACHE_MS
     positioning_ms: float | None = None  # t_pos: a lone random IO's latency (device model intercept)
     positioning_source: str = POSITIONING_NONE
+    # k: device operations per destaged small random write (the RAID write penalty); None: cached
+    # writes are free to the devices (no destage load)
+    write_cost: float | None = DEFAULT_WRITE_COST
+    write_cost_source: str = WRITE_COST_LOWER_BOUND
 
     @property
     def write_share(self) -> float:
@@ -204,7 +233,14 @@ class DeviceParams:
 
     def problems(self) -> list[Problem]:
         found: list[Problem] = []
-        for field in ("max_conn", "max_write_conn", "parallelism", "write_cache_ms", "positioning_ms"):
+        for field in (
+            "max_conn",
+            "max_write_conn",
+            "parallelism",
+            "write_cache_ms",
+            "positioning_ms",
+            "write_cost",
+        ):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -214,6 +250,8 @@ class DeviceParams:
                 found.append(Problem(field, f"must be positive, got {value:g}"))
         if not found and self.parallelism < 1:
             found.append(Problem("parallelism", f"must be at least 1, got {self.parallelism:g}"))
+        if not found and self.write_cost is not None and self.write_cost < 1:
+            found.append(Problem("write_cost", f"must be at least 1, got {self.write_cost:g}"))
         if not found and self.max_write_conn is not None and self.max_write_conn > self.max_conn:
             found.append(Problem("max_write_conn", "must not exceed max_conn"))
         return found
@@ -231,6 +269,7 @@ class WorkloadPrediction:
     write_cached: bool = False
     sequential: bool = False  # at most 25 % random IO
     positioning_added_ms: float = 0.0  # Δ: what interleaving adds to (or, leaving, takes from) its IOs
+    destage_added_ms: float = 0.0  # what the change in destage load adds to its reads
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -244,6 +283,7 @@ class WorkloadPrediction:
             "write_cached": self.write_cached,
             "sequential": self.sequential,
             "positioning_added_ms": self.positioning_added_ms,
+            "destage_added_ms": self.destage_added_ms,
             "confidence": self.confidence,
         }
 
@@ -264,6 +304,7 @@ class ConsolidationPrediction:
     workloads: list[WorkloadPrediction]
     device: DeviceParams
     inputs: list[WorkloadMeasurement]
+    destage_util: float = 0.0  # ΔU: what interleaving adds to the devices' share of time destaging
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -283,6 +324,10 @@ class ConsolidationPrediction:
             "write_cache_ms": self.device.write_cache_ms,
             "positioning_ms": self.device.positioning_ms,
             "positioning_source": self.device.positioning_source,
+            "write_cost": self.device.write_cost,
+            "write_cost_source": self.device.write_cost_source,
+            "destage_util": self.destage_util,
+            "destage_saturated": self.destage_util >= MAX_DESTAGE_UTIL,
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -336,7 +381,7 @@ def interleaved_share(own: float, in_flight: float) -> float:
     return max(0.0, 1.0 - own / in_flight)
 
 
-FIXED_POINT_ITERATIONS = 200
+FIXED_POINT_ITERATIONS = 400
 FIXED_POINT_TOLERANCE = 1e-6
 
 
@@ -373,32 +418,96 @@ def _positioning_batches_ms(
     return [(total - own) / device.parallelism for own in each]
 
 
+def destage_util(
+    workload: WorkloadMeasurement, write_iops: float, interleaved: float, device: DeviceParams
+) -> float:
+    """U = X^W · k · (r + s·f) · t_pos / m: the devices' share of time spent destaging a disk's
+    cached writes, *write_iops* a second, when a share *interleaved* (f) of the IOs between two of
+    its own are other streams' (module doc). A destaged write costs k device operations (the RAID
+    write penalty), each a random positioning t_pos where it does not continue the previous one
+    (its random share r, and its sequential share s broken up by other streams, as for reads);
+    a write that continues its stream is gathered into full stripes, costing no positioning. 0 for
+    writes the cache does not absorb, or without t_pos, k or the disk's random %."""
+    if (
+        device.positioning_ms is None
+        or device.write_cost is None
+        or workload.random_pct is None
+        or write_iops <= 0
+        or not _write_cached(workload, device)
+    ):
+        return 0.0
+    positioned = workload.random_pct / 100.0 + workload.sequential_share * interleaved
+    return write_iops * device.write_cost * positioned * device.positioning_ms / (1000.0 * device.parallelism)
+
+
+def destage_factor(measured: float, predicted: float) -> float:
+    """How much longer a request takes at the devices when their share of time destaging goes from
+    *measured* (U⁰, where the figures were measured) to *predicted* (U¹): in mixed-network MVA an
+    open load ΔU = U¹ − U⁰ stretches every residence time by 1 / (1 − ΔU); a load that leaves
+    (ΔU < 0) takes that stretch back, 1 − |ΔU|. Only the change counts: the destage load a disk
+    had where it was measured is in its figures, and in its read service times that the batches
+    carry to its neighbours (module doc). ΔU is bounded to ``MAX_DESTAGE_UTIL``, beyond which the
+    cache fills (not modelled)."""
+    added = predicted - measured
+    if math.isnan(added):  # both beyond any float: as saturated as a load can be
+        added = MAX_DESTAGE_UTIL
+    if added >= 0:
+        return 1.0 / (1.0 - min(added, MAX_DESTAGE_UTIL))
+    return 1.0 - min(-added, MAX_DESTAGE_UTIL)
+
+
 def _interleaved(
     workloads: Sequence[WorkloadMeasurement],
     measured: Sequence[float],
     device: DeviceParams,
-    predicted: Callable[[Sequence[float]], list[WorkloadPrediction]],
-) -> list[WorkloadPrediction]:
-    """The predictions with sequential streams interleaved (module doc): f¹ from the shares of the
-    predicted IO rates, which depend on Δ, solved as a damped fixed point; *measured* is f⁰."""
-    predictions = predicted([0.0] * len(workloads))
-    if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
-        return predictions
+    predicted: Callable[[Sequence[float], tuple[float, float]], list[WorkloadPrediction]],
+) -> tuple[list[WorkloadPrediction], tuple[float, float]]:
+    """The predictions with sequential streams interleaved and the cached writes destaged (module
+    doc): f¹ from the shares of the predicted IO rates, which depend on Δ and on the destage load
+    U¹, solved as a damped fixed point; *measured* is f⁰. Returns the predictions and (U⁰, U¹)."""
+
+    def destage(rates: Sequence[float]) -> tuple[float, float]:
+        """(U⁰, U¹) at the predicted write rates: f⁰ where measured, f¹ with the rates of all."""
+        together = sum(rates)
+        writes = [
+            rate * w.write_iops / w.iops if w.iops > 0 else 0.0
+            for w, rate in zip(workloads, rates, strict=True)
+        ]
+        return (
+            sum(destage_util(w, x, f0, device) for w, x, f0 in zip(workloads, writes, measured, strict=True)),
+            sum(
+                destage_util(w, x, interleaved_share(rate, together), device)
+                for w, x, rate in zip(workloads, writes, rates, strict=True)
+            ),
+        )
+
     rates = [w.iops for w in workloads]
+    load = destage(rates)
+    predictions = predicted([0.0] * len(workloads), load)
+    if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
+        return predictions, load
+    # Damped; the damping halves whenever a step reverses the previous one (the destage stretch
+    # feeds back strongly: slower disks write less, which lowers the stretch).
+    damping, previous = 0.5, [0.0] * len(workloads)
     for _ in range(FIXED_POINT_ITERATIONS):
         together = sum(rates)
         positioning = [
             positioning_added_ms(w, f0, interleaved_share(rate, together), device)
             for w, f0, rate in zip(workloads, measured, rates, strict=True)
         ]
-        predictions = predicted(positioning)
+        load = destage(rates)
+        predictions = predicted(positioning, load)
         new_rates = [p.read_iops + p.write_iops for p in predictions]
         if all(
             abs(a - b) <= FIXED_POINT_TOLERANCE * max(1.0, b) for a, b in zip(new_rates, rates, strict=True)
         ):
             break
-        rates = [(a + b) / 2.0 for a, b in zip(new_rates, rates, strict=True)]
-    return predictions
+        steps = [a - b for a, b in zip(new_rates, rates, strict=True)]
+        if sum(x * y for x, y in zip(steps, previous, strict=True)) < 0:
+            damping = max(damping / 2.0, 1e-3)
+        previous = steps
+        rates = [b + damping * step for b, step in zip(rates, steps, strict=True)]
+    return predictions, load
 
 
 def predict_consolidation(
@@ -439,15 +548,17 @@ def predict_consolidation(
     for key, w in zip(keys, workloads, strict=True):
         interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
     all_interference = sum(interference.values())
+    measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
 
-    def predicted(positioning: Sequence[float]) -> list[WorkloadPrediction]:
+    def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
+        stretch = destage_factor(*destage)
         batches = _positioning_batches_ms(workloads, positioning, device)
         out = []
         for key, w, delta, behind in zip(keys, workloads, positioning, batches, strict=True):
             added = all_interference - interference[key] + delta + behind
             cached = _write_cached(w, device)
-            read_ms = w.read_latency_ms + added
-            write_ms = w.write_latency_ms + (0.0 if cached else added)
+            read_ms = (w.read_latency_ms + added) * stretch
+            write_ms = w.write_latency_ms if cached else (w.write_latency_ms + added) * stretch
             # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
             before = w.mean_latency_ms
             after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
@@ -468,12 +579,12 @@ def predict_consolidation(
                     write_cached=cached,
                     sequential=w.sequential,
                     positioning_added_ms=delta,
+                    destage_added_ms=read_ms - (w.read_latency_ms + added),
                 )
             )
         return out
 
-    measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
-    predictions = _interleaved(workloads, measured, device, predicted)
+    predictions, destage = _interleaved(workloads, measured, device, predicted)
     read_x = sum(p.read_iops for p in predictions)
     write_x = sum(p.write_iops for p in predictions)
     c_oh = (read_x + write_x) / total if total > 0 else 1.0
@@ -492,6 +603,7 @@ def predict_consolidation(
         workloads=predictions,
         device=device,
         inputs=list(workloads),
+        destage_util=destage[1] - destage[0],
     )
 
 
@@ -517,6 +629,22 @@ def predict_departure(
         for w in staying
     ]
     batches = _positioning_batches_ms(staying, positioning, device)
+    # The destage load loses what interleaving added: the staying streams' f falls to the staying
+    # disks' share; the leaving disks' own load (without interleaving) leaves with their batches.
+    stretch = destage_factor(
+        sum(
+            destage_util(w, w.write_iops, interleaved_share(w.iops, rate_together), device) for w in together
+        ),
+        sum(
+            destage_util(
+                w,
+                w.write_iops,
+                interleaved_share(w.iops, rate_staying) if w.name not in leaving else 0.0,
+                device,
+            )
+            for w in together
+        ),
+    )
     out: list[WorkloadPrediction] = []
     for w, delta, behind in zip(staying, positioning, batches, strict=True):
         cached = _write_cached(w, device)
@@ -525,8 +653,9 @@ def predict_departure(
         # guard against a positioning cost above what the disk paid, never below a tenth of S).
         read_floor = max(w.read_service_ms(m, seen) + delta, w.read_service_ms(m, seen) / 10.0)
         write_floor = max(w.write_service_ms(m, seen) + delta, w.write_service_ms(m, seen) / 10.0)
-        read_ms = max(read_floor, w.read_latency_ms + change)
-        write_ms = w.write_latency_ms if cached else max(write_floor, w.write_latency_ms + change)
+        unstretched = max(read_floor, w.read_latency_ms + change)
+        read_ms = max(read_floor, (w.read_latency_ms + change) * stretch)
+        write_ms = w.write_latency_ms if cached else max(write_floor, (w.write_latency_ms + change) * stretch)
         after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
         scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
         out.append(
@@ -541,6 +670,7 @@ def predict_departure(
                 write_cached=cached,
                 sequential=w.sequential,
                 positioning_added_ms=delta,
+                destage_added_ms=read_ms - unstretched,
             )
         )
     return out
@@ -659,6 +789,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 "parallelism",
                 "write_cache_ms",
                 "positioning_ms",
+                "write_cost",
             }
         ]
 
@@ -670,6 +801,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         parallelism = datastore.get("parallelism")
         cache = datastore.get("write_cache_ms", DEFAULT_WRITE_CACHE_MS)
         positioning = datastore.get("positioning_ms")
+        cost = datastore.get("write_cost", DEFAULT_WRITE_COST)
         wrong = [
             f"datastore.{key}"
             for key, value, optional in (
@@ -678,6 +810,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ("parallelism", parallelism, True),
                 ("write_cache_ms", cache, True),
                 ("positioning_ms", positioning, True),
+                ("write_cost", cost, True),
             )
             if not (is_number(value) or (optional and value is None))
         ]
@@ -691,6 +824,12 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 write_cache_ms=None if cache is None else _number(cache),
                 positioning_ms=None if positioning is None else _number(positioning),
                 positioning_source=POSITIONING_NONE if positioning is None else "given",
+                write_cost=None if cost is None else _number(cost),
+                write_cost_source=(
+                    WRITE_COST_LOWER_BOUND
+                    if "write_cost" not in datastore
+                    else ("none: cached writes are free to the devices" if cost is None else "given")
+                ),
             )
             names = {"max_conn": "datastore.queue_depth"}
             problems += [

@@ -50,6 +50,11 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "description": "a lone random IO's latency (device model intercept): what an "
                     "interleaved sequential IO pays; null: sequential streams not corrected",
                 },
+                "write_cost": {
+                    **s.nullable("number", minimum=1),
+                    "description": "device operations per destaged small write, the RAID write "
+                    "penalty (RAID 0: 1, 1/10: 2, 5: 4, 6: 6); default 1; null: cached writes free",
+                },
             },
         },
         "disks": {
@@ -108,6 +113,10 @@ _PREDICTED_DISK = {
             **_ESTIMATE,
             "description": "what interleaving with the other disks' streams adds to each of its IOs",
         },
+        "destage_added_ms": {
+            **_ESTIMATE,
+            "description": "what the change in the devices' destage load adds to its reads",
+        },
         "confidence": s.STRING,
     },
 }
@@ -130,6 +139,13 @@ WHATIF_ANSWER: dict[str, Any] = {
         "write_cache_ms": _ESTIMATE,
         "positioning_ms": _ESTIMATE,
         "positioning_source": s.STRING,
+        "write_cost": _ESTIMATE,
+        "write_cost_source": s.STRING,
+        "destage_util": {
+            **_ESTIMATE,
+            "description": "ΔU: what interleaving adds to the devices' share of time destaging cached writes",
+        },
+        "destage_saturated": {"type": "boolean", "description": "ΔU at the bound: the cache would fill"},
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },

@@ -1,0 +1,169 @@
+"""Cached writes destaged (docs/whatif.md): a sequential write stream the write-back cache absorbs
+costs the devices little alone, but interleaved with other streams its destaging becomes random
+and loads the devices, which slows every disk's reads."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from basil.core.consolidation import (
+    MAX_DESTAGE_UTIL,
+    RAID_WRITE_COST,
+    WRITE_COST_LOWER_BOUND,
+    DeviceParams,
+    WorkloadMeasurement,
+    WorkloadPrediction,
+    destage_factor,
+    destage_util,
+    interleaved_share,
+    predict_consolidation,
+    predict_departure,
+    whatif_from_mapping,
+)
+from basil.errors import ValidationError
+
+M = 4.0
+T_POS = 5.0
+K = RAID_WRITE_COST["10"]  # a mirror: two device writes per host write
+DEVICE = DeviceParams(
+    max_conn=32, parallelism=M, positioning_ms=T_POS, positioning_source="given", write_cost=K
+)
+NO_DESTAGE = DeviceParams(
+    max_conn=32, parallelism=M, positioning_ms=T_POS, positioning_source="given", write_cost=None
+)
+
+# A database log: 95 % writes acknowledged by the cache (0.37 ms), 10 % random.
+LOG = WorkloadMeasurement("log", 150.0, 3000.0, 2.0, 0.37, read_oio=0.3, write_oio=1.11, random_pct=10.0)
+# A decision-support scan of random 64 KB reads, no writes.
+DSS = WorkloadMeasurement("dss", 600.0, 0.0, 15.0, 0.0, read_oio=9.0, write_oio=0.0, random_pct=100.0)
+# A random writer: its destaging is random alone already.
+MAIL = WorkloadMeasurement("mail", 150.0, 750.0, 13.0, 0.36, read_oio=1.95, write_oio=0.27, random_pct=99.0)
+
+
+def by_name(workloads: list[WorkloadPrediction]) -> dict[str, WorkloadPrediction]:
+    return {w.name: w for w in workloads}
+
+
+def test_alone_a_cached_sequential_writer_keeps_its_figures() -> None:
+    p = predict_consolidation([LOG], DEVICE)
+    (log,) = p.workloads
+    assert p.destage_util == 0.0
+    assert log.destage_added_ms == 0.0
+    assert (log.read_latency_ms, log.write_latency_ms, log.write_iops) == pytest.approx((2.0, 0.37, 3000.0))
+
+
+def test_interleaved_destaging_slows_the_neighbours_reads_by_the_added_device_load() -> None:
+    p = predict_consolidation([LOG, DSS], DEVICE)
+    without = predict_consolidation([LOG, DSS], NO_DESTAGE)
+    got, base = by_name(p.workloads), by_name(without.workloads)
+    log = got["log"]
+    # ΔU = X^W' · k · s · (f¹ − f⁰) · t_pos / m, X^W' the log's predicted write rate, f⁰ = 0 alone,
+    # f¹ the neighbour's share of the predicted IO rate.
+    f1 = interleaved_share(
+        log.read_iops + log.write_iops, sum(w.read_iops + w.write_iops for w in p.workloads)
+    )
+    expected = log.write_iops * K * 0.9 * f1 * T_POS / (1000.0 * M)
+    assert p.destage_util == pytest.approx(expected, rel=1e-4)
+    assert 0.05 < p.destage_util < MAX_DESTAGE_UTIL
+    # The reader's latency is what it was predicted without destaging, stretched by 1 / (1 − ΔU)
+    # (the fixed point lowers the log's rate a little, so compare through the answer's own ΔU).
+    dss = got["dss"]
+    unstretched = dss.read_latency_ms - dss.destage_added_ms
+    assert dss.read_latency_ms == pytest.approx(unstretched / (1.0 - p.destage_util), rel=1e-6)
+    assert dss.read_latency_ms > base["dss"].read_latency_ms * 1.05
+    assert dss.read_iops < base["dss"].read_iops
+    # The log's own writes stay at the cache's latency; its reads wait longer too.
+    assert log.write_latency_ms == pytest.approx(0.37)
+    assert log.read_latency_ms > base["log"].read_latency_ms
+    assert p.to_dict()["destage_saturated"] is False
+
+
+def test_a_random_writer_adds_no_destage_change_its_destaging_was_random_alone() -> None:
+    p = predict_consolidation([MAIL, DSS], DEVICE)
+    without = predict_consolidation([MAIL, DSS], NO_DESTAGE)
+    # s = 0.01: the share that interleaving turns random is tiny.
+    assert p.destage_util < 0.01
+    assert by_name(p.workloads)["dss"].read_latency_ms == pytest.approx(
+        by_name(without.workloads)["dss"].read_latency_ms, rel=0.01
+    )
+
+
+def test_destage_load_grows_with_the_raid_write_cost_and_needs_a_cache() -> None:
+    raid5 = DeviceParams(max_conn=32, parallelism=M, positioning_ms=T_POS, write_cost=RAID_WRITE_COST["5"])
+    raid0 = DeviceParams(max_conn=32, parallelism=M, positioning_ms=T_POS, write_cost=RAID_WRITE_COST["0"])
+    assert destage_util(LOG, 1000.0, 0.5, raid5) == pytest.approx(4 * destage_util(LOG, 1000.0, 0.5, raid0))
+    # U = X^W k (r + s f) t_pos / m
+    assert destage_util(LOG, 1000.0, 0.5, raid0) == pytest.approx(
+        1000.0 * 1 * (0.1 + 0.9 * 0.5) * T_POS / 4000.0
+    )
+    # Writes the cache did not absorb wait for the devices in the foreground: no destage load.
+    slow = WorkloadMeasurement("slow", 0.0, 500.0, 0.0, 8.0, random_pct=10.0)
+    assert destage_util(slow, 500.0, 0.5, raid5) == 0.0
+    # Without a random % or a positioning cost nothing is known of its destaging.
+    unknown = WorkloadMeasurement("u", 0.0, 500.0, 0.0, 0.37)
+    assert destage_util(unknown, 500.0, 0.5, raid5) == 0.0
+    assert destage_util(LOG, 500.0, 0.5, DeviceParams(write_cost=4.0)) == 0.0
+
+
+def test_the_stretch_is_bounded_where_the_cache_would_fill() -> None:
+    assert destage_factor(0.0, 5.0) == pytest.approx(1.0 / (1.0 - MAX_DESTAGE_UTIL))
+    assert destage_factor(0.2, 0.2) == 1.0
+    assert destage_factor(0.5, 0.1) == pytest.approx(0.6)  # leaving takes the stretch back
+    assert destage_factor(math.inf, math.inf) == pytest.approx(1.0 / (1.0 - MAX_DESTAGE_UTIL))
+    heavy = DeviceParams(max_conn=32, parallelism=1.0, positioning_ms=20.0, write_cost=RAID_WRITE_COST["6"])
+    p = predict_consolidation([LOG, DSS], heavy)
+    assert p.destage_util > MAX_DESTAGE_UTIL
+    assert p.to_dict()["destage_saturated"] is True
+    dss = by_name(p.workloads)["dss"]
+    assert dss.read_latency_ms == pytest.approx(
+        (dss.read_latency_ms - dss.destage_added_ms) / (1.0 - MAX_DESTAGE_UTIL), rel=1e-6
+    )
+
+
+def test_when_the_writer_leaves_the_reader_regains_the_destage_stretch() -> None:
+    # Measured together: the same disks as the consolidated prediction gives them.
+    together = [
+        WorkloadMeasurement(
+            w.name,
+            w.read_iops,
+            w.write_iops,
+            w.read_latency_ms,
+            w.write_latency_ms,
+            group="lun",
+            random_pct=src.random_pct,
+        )
+        for w, src in zip(predict_consolidation([LOG, DSS], DEVICE).workloads, (LOG, DSS), strict=True)
+    ]
+    (dss,) = predict_departure(together, {"log"}, DEVICE)
+    (plain,) = predict_departure(together, {"log"}, NO_DESTAGE)
+    assert dss.destage_added_ms < 0
+    assert dss.read_latency_ms < plain.read_latency_ms
+    assert dss.read_latency_ms == pytest.approx(15.0, rel=0.25)
+
+
+def test_a_document_carries_the_write_cost() -> None:
+    disks = [
+        {"name": "log", "read_iops": 150, "write_iops": 3000, "read_latency_ms": 2, "write_latency_ms": 0.37,
+         "random_pct": 10},
+        {"name": "dss", "read_iops": 600, "write_iops": 0, "read_latency_ms": 15, "write_latency_ms": 0,
+         "random_pct": 100},
+    ]  # fmt: skip
+    given = whatif_from_mapping(
+        {"datastore": {"parallelism": 4, "positioning_ms": 5, "write_cost": 4}, "disks": disks}
+    ).to_dict()
+    assert (given["write_cost"], given["write_cost_source"]) == (4.0, "given")
+    assert isinstance(given["destage_util"], float)
+    assert given["destage_util"] > 0
+    default = whatif_from_mapping({"datastore": {"parallelism": 4, "positioning_ms": 5}, "disks": disks})
+    assert (default.device.write_cost, default.device.write_cost_source) == (1.0, WRITE_COST_LOWER_BOUND)
+    assert 0 < default.destage_util < given["destage_util"]
+    off = whatif_from_mapping(
+        {"datastore": {"parallelism": 4, "positioning_ms": 5, "write_cost": None}, "disks": disks}
+    )
+    assert off.destage_util == 0.0
+    for bad in (0.5, "4", True):
+        with pytest.raises(ValidationError) as err:
+            whatif_from_mapping({"datastore": {"write_cost": bad}, "disks": disks})
+        assert "datastore.write_cost" in str(err.value)
