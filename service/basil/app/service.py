@@ -954,6 +954,18 @@ class Service:
 
     # --- recommendations and placement -----------------------------------------------------
 
+    def slo_inputs(self, pod: ResolvedPod) -> SloInputs:
+        """What the SLO goal's model reads beyond the pod's snapshot (docs/slo.md)."""
+        with self.store.read_session() as session:
+            pools = [tree.document for tree in srp_pools.list_pools(session)]
+        return SloInputs(
+            self.disk_models(pod.vcenter),
+            self.datastore_models(pod.vcenter),
+            functools.partial(self.config.device_of, pod.vcenter),
+            disk_read_latency(self.newest_disk_samples(pod.vcenter)),
+            pools,
+        )
+
     def _recommend(self, pod: ResolvedPod) -> Round:
         ps = self.pod_snapshot(pod)
         with self._lock:
@@ -970,17 +982,7 @@ class Service:
             datastore_models=self.datastore_models(pod.vcenter),
             disk_models=self.disk_models(pod.vcenter),
         )
-        slo = None
-        if pod.config.goal == GOAL_SLO:  # latency targets per priority group (docs/slo.md)
-            with self.store.read_session() as session:
-                pools = [tree.document for tree in srp_pools.list_pools(session)]
-            slo = SloInputs(
-                self.disk_models(pod.vcenter),
-                self.datastore_models(pod.vcenter),
-                functools.partial(self.config.device_of, pod.vcenter),
-                disk_read_latency(self.newest_disk_samples(pod.vcenter)),
-                pools,
-            )
+        slo = self.slo_inputs(pod) if pod.config.goal == GOAL_SLO else None
         effect = whatif.move_effects(
             vcenter=pod.vcenter,
             inventory=inventory,
