@@ -125,6 +125,38 @@ def test_an_slo_plan_is_applied_not_skipped_for_imbalance(lab: LabProcess, tmp_p
         svc.shutdown()
 
 
+def test_every_round_is_a_point_of_the_pods_slo_history(lab: LabProcess, tmp_path: Path) -> None:
+    svc = start(lab, tmp_path)
+    try:
+        assert svc.slo_history(POD)["points"] == []
+        first = svc.recommend_now(POD, OPERATOR)
+        lab.step(3)
+        assert svc.run_job("collect")["outcome"] == "succeeded"
+        second = svc.recommend_now(POD, OPERATOR)
+        history = svc.slo_history(POD)
+        assert history["goal"] == "slo"
+        points = history["points"]
+        assert [p["round_id"] for p in points] == [first["id"], second["id"]]
+        assert points[0]["at"] <= points[1]["at"]
+        assert points[0]["damage_before"] == pytest.approx(first["slo"]["damage_before"])
+        groups = {g["name"]: g for g in points[0]["groups"]}
+        assert set(groups) == {"gold", "silver", "bronze"}
+        gold = groups["gold"]
+        assert gold["drt_ms"] == 2.0
+        assert gold["measured_ms"] > gold["drt_ms"]  # gold starts on SATA and FC
+        assert gold["measured_within_drt"] == 0.0
+        assert gold["predicted_ms_after"] < gold["predicted_ms_before"]
+        assert gold["measured_damage"] > 0
+        # since/until on vCenter's clock, inclusive.
+        assert svc.slo_history(POD, since=points[1]["at"])["points"] == points[1:]
+        assert svc.slo_history(POD, until=points[0]["at"])["points"] == points[:1]
+        with pytest.raises(ValidationError) as err:
+            svc.slo_history(POD, since="yesterday")
+        assert [p.field for p in err.value.problems] == ["query.since"]
+    finally:
+        svc.shutdown()
+
+
 def apply_stepping(svc: Service, lab: LabProcess, plan_id: int) -> dict[str, Any]:
     svc.apply_plan(plan_id, OPERATOR)
     for _ in range(400):

@@ -62,6 +62,7 @@ from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
 from basil.store.samples import DiskRef
+from basil.store.slo_history import save_point
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
@@ -657,6 +658,8 @@ def run_round(
             )
     with store.session() as session:
         saved = save_round(session, pod.name, specs, at, basis)
+        if "slo" in summary:  # one point of the pod's SLO series per round (docs/slo.md)
+            save_point(session, pod.name, at, saved[0].round_id if saved else None, summary["slo"])
     round_id = saved[0].round_id if saved else None
     log.info("pod %s: %d moves recommended (%s)", pod.name, len(plan.moves), summary["stop_reason"])
     return Round(

@@ -54,6 +54,7 @@ from basil.app.recommendation import (
     disk_read_latency,
     run_round,
 )
+from basil.app.slo_history import pod_slo_history
 from basil.app.slo_shares import apply_group_shares
 from basil.app.srp_loop import SrpController
 from basil.app.validity import ensure_valid, round_basis, stale_after_move
@@ -1257,6 +1258,10 @@ class Service:
 
     def latest_recommendation(self, pod: str) -> dict[str, Any] | None:
         return views.latest_recommendation(self, pod)
+
+    def slo_history(self, pod: str, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        """The pod's SLO series (:mod:`basil.app.slo_history`)."""
+        return pod_slo_history(self, pod, since, until)
 
     def predictions(self, pod: str) -> list[dict[str, Any]]:
         """Each applied plan's prediction for the pod against what was measured an hour later."""

@@ -674,6 +674,7 @@ class GroupState:
     damage_before: float
     damage_after: float
     measured_damage: float | None = None  # the damage of the measured response times, where known
+    measured_within_drt: float | None = None  # share of its measured active disks within the DRT
 
     @property
     def miss_ms(self) -> float:
@@ -1219,12 +1220,13 @@ class _PodRound:
         )
         for g in self.groups:
             mask = self.group_masks[g.name]
-            measured_ms = measured_damage = None
+            measured_ms = measured_damage = within = None
             if measured is not None:
                 seen = mask & ~np.isnan(measured) & (m.reads > 0)
                 if seen.any():
                     measured_ms = float((measured[seen] * m.reads[seen]).sum() / m.reads[seen].sum())
                     measured_damage = sum(damage_of(float(v), g.drt_ms) for v in measured[seen])
+                    within = float((measured[seen] <= g.drt_ms).mean())
             out.append(
                 GroupState(
                     name=g.name,
@@ -1237,6 +1239,7 @@ class _PodRound:
                     damage_before=dmg_now[g.name],
                     damage_after=dmg_after[g.name],
                     measured_damage=measured_damage,
+                    measured_within_drt=within,
                 )
             )
         return tuple(out)
@@ -1476,6 +1479,7 @@ def group_dict(g: GroupState) -> dict[str, Any]:
         "damage_before": g.damage_before,
         "damage_after": g.damage_after,
         "measured_damage": g.measured_damage,
+        "measured_within_drt": g.measured_within_drt,
         "within_drt_after": g.miss_ms == 0.0,
         "miss_ms": g.miss_ms,
     }
