@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from pyVmomi import vim
 from basil.app import Actor, Service
 from basil.app.views import metrics_text
 from basil.config import DeviceConfig
-from basil.config.schema import SloConfig, SloGroupConfig
+from basil.config.schema import SchedulesConfig, SloConfig, SloGroupConfig
 from basil.errors import ValidationError
 from basil.store import Store
 from tests.app.conftest import SCENARIOS, lab_config
@@ -153,6 +154,43 @@ def test_every_round_is_a_point_of_the_pods_slo_history(lab: LabProcess, tmp_pat
         with pytest.raises(ValidationError) as err:
             svc.slo_history(POD, since="yesterday")
         assert [p.field for p in err.value.problems] == ["query.since"]
+    finally:
+        svc.shutdown()
+
+
+def test_the_first_round_comes_with_the_first_models(lab: LabProcess, tmp_path: Path) -> None:
+    # Under the periodic scheduler (every period long, so no job fires by itself here), the model job
+    # that gives every disk of the pod a workload model runs the pod's first round, and the recommend
+    # job's next run moves to one period after it.
+    lab.reset()
+    lab.set_speed(0)
+    lab.step(2)
+    url = f"sqlite:///{tmp_path / 'basil.db'}"
+    config = lab_config(lab, url, name=POD, datastore_cluster=POD, goal="slo", slo=SloConfig(groups=GROUPS))
+    hour = 3600
+    schedules = SchedulesConfig(
+        collect_s=1800, inventory_s=hour, model_s=hour, recommend_s=hour, srp_s=hour, maintenance_s=hour
+    )
+    config = dataclasses.replace(config, devices=DEVICES, schedules=schedules)
+    svc = Service(config, Store(url), params_factory=lambda _vc: lab.connection_params())
+    svc.start(scheduler=True, periodic=True)
+    try:
+        assert svc.run_job("collect")["outcome"] == "succeeded"
+        lab.step(30)
+        assert svc.run_job("collect")["outcome"] == "succeeded"
+        before = datetime.now(UTC)
+        run = svc.run_job("model")
+        assert run["outcome"] == "succeeded", run
+        first = run["details"]["first_rounds"][POD]
+        assert first["moves"] > 0
+        latest = svc.latest_recommendation(POD)
+        assert latest is not None
+        assert latest["id"] == first["recommendation"]
+        assert svc.scheduler is not None
+        job = svc.scheduler.get_job("recommend")
+        assert job.next_run_time >= before + timedelta(seconds=hour)
+        again = svc.run_job("model")
+        assert "first_rounds" not in again["details"]  # once per pod
     finally:
         svc.shutdown()
 

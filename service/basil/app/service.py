@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -91,7 +91,7 @@ from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
 from basil.store.overrides import Override, delete_override, get_override, put_override
-from basil.store.recommendations import round_recommendations
+from basil.store.recommendations import open_recommendations, round_recommendations
 from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef, latest_sample_time, newest_sample_times, roll_up
 from basil.vcenter.connection import ConnectionParams
@@ -145,6 +145,7 @@ class Service:
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()
         self.scheduler: BackgroundScheduler | None = None
+        self._first_round_done: set[str] = set()  # pods whose first round ran or was found (_first_rounds)
         self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
         self._connecting: list[threading.Thread] = []
@@ -664,6 +665,9 @@ class Service:
             self.pod_states.update(states)
         out["pods"] = states
         out["predictions"] = check_predictions(self)  # the models of an hour after each plan are these
+        first = self._first_rounds()
+        if first:
+            out["first_rounds"] = first
         if problems and not fitted:
             raise BasilError("; ".join(problems))
         if not fitted:
@@ -671,6 +675,42 @@ class Service:
             out["message"] = "no samples yet: nothing to fit"
         elif problems:
             out["message"] = "; ".join(problems)
+        return out
+
+    def _first_rounds(self) -> dict[str, Any]:
+        """Each pod's first round as soon as every disk of it has a workload model, rather than a whole
+        recommend period after the service started; the recommend job then runs one period after it
+        (the same budget per period). Only under the periodic scheduler, once per pod and process, and
+        not for a pod with an open recommendation stored (docs/slo.md "Evaluation")."""
+        scheduler = self.scheduler
+        if scheduler is None or not self.periodic:
+            return {}
+        out: dict[str, Any] = {}
+        for pod in self.resolved_pods(refresh=False):
+            with self._lock:
+                if pod.name in self.rounds or pod.name in self._first_round_done:
+                    continue
+                self._first_round_done.add(pod.name)
+            try:
+                ps = self.pod_snapshot(pod)
+                with self.store.read_session() as session:
+                    known = bool(open_recommendations(session, pod.name))
+                if known:
+                    continue  # a round of an earlier process is there: the schedule goes on
+                if ps.unmodelled_disks or not ps.snapshot.disks:
+                    with self._lock:
+                        self._first_round_done.discard(pod.name)  # not ready: the next fit tries again
+                    continue
+                r = self._recommend(pod)
+            except BasilError as err:
+                out[pod.name] = {"error": err.message}
+                continue
+            out[pod.name] = {"moves": len(r.plan.moves), "recommendation": r.round_id}
+            job = scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
+            if job is not None:
+                job.modify(
+                    next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.schedules.recommend_s)
+                )
         return out
 
     def _job_recommend(self) -> dict[str, Any]:
