@@ -146,6 +146,8 @@ class Service:
         self.device_params = DeviceModelParams()
         self.scheduler: BackgroundScheduler | None = None
         self._first_round_done: set[str] = set()  # pods whose first round ran or was found (_first_rounds)
+        # One round at a time: a first round never lands after (and supersedes) one asked for.
+        self._round_lock = threading.Lock()
         self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
         self._connecting: list[threading.Thread] = []
@@ -687,31 +689,34 @@ class Service:
             return {}
         out: dict[str, Any] = {}
         for pod in self.resolved_pods(refresh=False):
-            with self._lock:
-                if pod.name in self.rounds or pod.name in self._first_round_done:
-                    continue
-                self._first_round_done.add(pod.name)
-            try:
-                ps = self.pod_snapshot(pod)
-                with self.store.read_session() as session:
-                    known = bool(open_recommendations(session, pod.name))
-                if known:
-                    continue  # a round of an earlier process is there: the schedule goes on
-                if ps.unmodelled_disks or not ps.snapshot.disks:
-                    with self._lock:
-                        self._first_round_done.discard(pod.name)  # not ready: the next fit tries again
-                    continue
-                r = self._recommend(pod)
-            except BasilError as err:
-                out[pod.name] = {"error": err.message}
-                continue
-            out[pod.name] = {"moves": len(r.plan.moves), "recommendation": r.round_id}
-            job = scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
-            if job is not None:
-                job.modify(
-                    next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.schedules.recommend_s)
-                )
+            with self._round_lock:
+                out.update(self._first_round(scheduler, pod))
         return out
+
+    def _first_round(self, scheduler: BackgroundScheduler, pod: ResolvedPod) -> dict[str, Any]:
+        """The first round of *pod* if it is due (:meth:`_first_rounds`; with ``_round_lock`` held)."""
+        out: dict[str, Any] = {}
+        with self._lock:
+            if pod.name in self.rounds or pod.name in self._first_round_done:
+                return out
+            self._first_round_done.add(pod.name)
+        try:
+            ps = self.pod_snapshot(pod)
+            with self.store.read_session() as session:
+                known = bool(open_recommendations(session, pod.name))
+            if known:
+                return out  # a round of an earlier process is there: the schedule goes on
+            if ps.unmodelled_disks or not ps.snapshot.disks:
+                with self._lock:
+                    self._first_round_done.discard(pod.name)  # not ready: the next fit tries again
+                return out
+            r = self._recommend(pod)
+        except BasilError as err:
+            return {pod.name: {"error": err.message}}
+        job = scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
+        if job is not None:
+            job.modify(next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.schedules.recommend_s))
+        return {pod.name: {"moves": len(r.plan.moves), "recommendation": r.round_id}}
 
     def _job_recommend(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -724,7 +729,8 @@ class Service:
             return {"skipped": True, "message": f"{why}: nothing to recommend", "pods": {}}
         for pod in pods:
             try:  # one pod's problem stays in that pod's answer
-                r = self._recommend(pod)
+                with self._round_lock:
+                    r = self._recommend(pod)
             except BasilError as err:
                 out[pod.name] = {"error": err.message}
                 problems.append(err.message)
@@ -787,7 +793,8 @@ class Service:
                 approved = plan_store.list_plans(session, pod=pod.name, states=["approved"], limit=1)
             plan_id = approved[0].id if approved else None
             if plan_id is None and pod.config.mode == "automatic":
-                r = self._recommend(pod)
+                with self._round_lock:
+                    r = self._recommend(pod)
                 if r.round_id is not None:
                     try:
                         with self.store.read_session() as session:
@@ -1051,7 +1058,7 @@ class Service:
         return r
 
     def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]:
-        with audited(self.store, actor, "recommendation.create", f"pod {pod}") as note:
+        with audited(self.store, actor, "recommendation.create", f"pod {pod}") as note, self._round_lock:
             r = self._recommend(self.resolved_pod(pod))
             note.details = {"moves": len(r.plan.moves), "recommendation": r.round_id}
         return views.round_dict(self, r)
