@@ -2,9 +2,9 @@ import { cleanup, render, screen, within } from '@testing-library/react';
 import type { JSX } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiClient } from '../src/api/client';
-import type { PodSummary, Recommendation } from '../src/api/types';
+import type { PodSummary, Recommendation, SloHistory } from '../src/api/types';
 import { StandaloneHost } from '../src/host/host';
-import { otherUnmet, sloGroupRows, sloMoveLine, sloOf } from '../src/shape/slo';
+import { otherUnmet, sloGroupRows, sloHistoryGroups, sloMoveLine, sloOf } from '../src/shape/slo';
 import { AppContext } from '../src/views/common';
 import { RecommendationPanel } from '../src/views/Recommendations';
 import { fakeFetch, fixture, MemoryStore } from './helpers';
@@ -13,6 +13,9 @@ const BASE = 'https://basil.test/api/v1';
 const POD = fixture<PodSummary[]>('pods.json')[0];
 // Shaped from core/slo.py's pod_report_dict / effect_dict (the API's SloRound and SloMoveEffect).
 const SLO_REC = fixture<Recommendation>('recommendation_slo.json');
+// Recorded from GET /pods/slo-pod/slo/history on the lab's slo-tiers scenario: a round, its plan
+// applied (gold to the SSD), then two more rounds.
+const HISTORY = fixture<SloHistory>('slo_history_lab.json');
 
 afterEach(() => cleanup());
 
@@ -101,5 +104,57 @@ describe('slo panel', () => {
     await screen.findByTestId('moves-table');
     expect(screen.queryByTestId('slo-panel')).toBeNull();
     expect(screen.queryByTestId('slo-move')).toBeNull();
+  });
+});
+
+describe('slo history', () => {
+  it('gives each group its measured and predicted RT and damage per round, and its DRT', () => {
+    const groups = sloHistoryGroups(HISTORY);
+    expect(groups.map((g) => g.name)).toEqual(['gold', 'silver', 'bronze']);
+    const gold = groups[0];
+    expect(gold.drtMs).toBe(2);
+    const measured = gold.rt.find((s) => s.name === 'measured')!;
+    expect(measured.points).toHaveLength(HISTORY.points.length);
+    expect(measured.points.map((p) => p.y)).toEqual(HISTORY.points.map((p) => p.groups.find((g) => g.name === 'gold')!.measured_ms));
+    // Gold started on SATA and FC, above its DRT, and is within it once the plan moved it.
+    expect(measured.points[0].y!).toBeGreaterThan(2);
+    expect(measured.points.at(-1)!.y!).toBeLessThan(2);
+    expect(gold.rt.find((s) => s.dashed)!.name).toBe('predicted after the moves');
+    expect(gold.damage.find((s) => s.name === 'measured')!.points[0].y).toBeGreaterThan(0);
+    expect(gold.withinNow).toBe('100 %');
+    const xs = measured.points.map((p) => p.x);
+    expect([...xs].sort((a, b) => a - b)).toEqual(xs);
+  });
+
+  it('starts a group added later where it first appears, and says — when nothing is measured', () => {
+    const [first, ...rest] = HISTORY.points;
+    const later: SloHistory = {
+      ...HISTORY,
+      points: [
+        { ...first, groups: first.groups.filter((g) => g.name !== 'bronze') },
+        ...rest.map((p) => ({ ...p, groups: p.groups.map((g) => (g.name === 'bronze' ? { ...g, measured_within_drt: null } : g)) })),
+      ],
+    };
+    const bronze = sloHistoryGroups(later).find((g) => g.name === 'bronze')!;
+    expect(bronze.rt[0].points[0].y).toBeNull();
+    expect(bronze.rt[0].points[1].y).not.toBeNull();
+    expect(bronze.withinNow).toBe('—');
+    expect(sloHistoryGroups({ ...HISTORY, points: [] })).toEqual([]);
+  });
+
+  it('charts each group over time in the SLO panel, with the DRT line', async () => {
+    const f = renderWith(
+      { [`GET /pods/${POD.name}/recommendations`]: SLO_REC, [`GET /pods/${POD.name}/slo/history`]: HISTORY },
+      <RecommendationPanel pod={POD.name} datastores={POD.datastores} />,
+    );
+    const groups = await screen.findAllByTestId('slo-history-group');
+    expect(groups.map((g) => g.getAttribute('data-group'))).toEqual(['gold', 'silver', 'bronze']);
+    expect(groups[0].textContent).toContain('gold: DRT 2.00 ms, 100 % of its measured disks within it');
+    expect(within(groups[1]).getByTestId('slo-rt-chart-reference').textContent).toBe('DRT 15.0 ms');
+    const rt = within(groups[0]).getByTestId('slo-rt-chart');
+    expect(rt.querySelector('path[data-series="measured"]')).not.toBeNull();
+    expect(rt.querySelectorAll('circle[data-point="measured"]')).toHaveLength(HISTORY.points.length);
+    expect(within(groups[0]).getByTestId('slo-damage-chart').querySelector('path[data-series="predicted"]')).not.toBeNull();
+    expect(f.calls.some((c) => c.method === 'GET' && c.path === `/pods/${POD.name}/slo/history`)).toBe(true);
   });
 });

@@ -106,6 +106,13 @@ def test_query_parameters_are_checked(api_env: ApiEnv) -> None:
     assert set(fields(resp)) == {"query.hours", "query.colour"}
     resp = api_env.get("/api/v1/plans?state=finished")
     assert "query.state" in fields(resp)
+    resp = api_env.get("/api/v1/pods/basil/slo/history?since=yesterday")
+    assert resp.status_code == 400
+    assert list(fields(resp)) == ["query.since"]
+    resp = api_env.get("/api/v1/pods/basil/slo/history?since=2026-11-26T10:00:00Z&until=2026-11-26T09:00:00Z")
+    assert resp.status_code == 400
+    assert list(fields(resp)) == ["query.until"]
+    assert api_env.get("/api/v1/pods/nope/slo/history").status_code == 404
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,7 @@ def test_answers_conform_to_the_published_schemas(api_env: ApiEnv, document: dic
         f"/api/v1/disks/{move['disk']}/model": "/api/v1/disks/{id}/model",
         "/api/v1/pods/basil/recommendations": "/api/v1/pods/{pod}/recommendations",
         "/api/v1/pods/basil/predictions": "/api/v1/pods/{pod}/predictions",
+        "/api/v1/pods/basil/slo/history?since=2000-01-01T00:00:00Z": "/api/v1/pods/{pod}/slo/history",
         "/api/v1/plans": "/api/v1/plans",
         f"/api/v1/plans/{plan.get_json()['id']}": "/api/v1/plans/{id}",
         "/api/v1/pools": "/api/v1/pools",

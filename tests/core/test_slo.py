@@ -23,6 +23,7 @@ from basil.core.slo import (
     SloResult,
     assign_groups,
     damage_of,
+    damage_with_moves,
     gradient_step,
     group_shares,
     mm1_priority_response,
@@ -393,3 +394,64 @@ def test_a_group_tag_of_another_category() -> None:
     membership = assign_groups(params, snap, vm_tags={"bronze0": ["tiers/cheap"], "bronze1": ["tiers/other"]})
     assert membership["bronze0/d"] == "bronze"
     assert "bronze1/d" not in membership
+
+
+# --- the apply-time check of a move ------------------------------------------------------------------
+
+
+def test_damage_with_moves_agrees_with_the_round() -> None:
+    snap, slo = three_tiers()
+    result = run(snap, slo, max_moves=1)
+    move = result.plan.moves[0]
+    effect = result.effects[move.number]
+    check = damage_with_moves(
+        snap,
+        BalancerParams(),
+        slo,
+        membership=assign_groups(slo, snap),
+        pod="default",
+        moves=[(move.disks, move.target)],
+    )
+    assert check.before == pytest.approx(effect.damage_before)
+    assert check.after == pytest.approx(effect.damage_after)
+    assert check.after < check.before
+    assert set(check.calibration.values()) == {1.0}
+
+
+def test_a_move_of_an_idle_disk_does_not_lower_the_damage() -> None:
+    # The recommended gold disk went idle since: moving it changes nothing the model predicts.
+    snap, slo = three_tiers()
+    move = run(snap, slo, max_moves=1).plan.moves[0]
+    idle = dataclasses.replace(
+        snap,
+        disks=tuple(dataclasses.replace(d, iops=0.0) if d.id in move.disks else d for d in snap.disks),
+    )
+    check = damage_with_moves(
+        idle,
+        BalancerParams(),
+        slo,
+        membership=assign_groups(slo, idle),
+        pod="default",
+        moves=[(move.disks, move.target)],
+    )
+    assert check.before > 0
+    assert check.after == pytest.approx(check.before)
+
+
+def test_damage_with_moves_uses_the_given_calibration() -> None:
+    snap, slo = three_tiers()
+    membership = assign_groups(slo, snap)
+    plain = damage_with_moves(snap, BalancerParams(), slo, membership=membership, pod="default", moves=[])
+    slower = damage_with_moves(
+        snap,
+        BalancerParams(),
+        slo,
+        membership=membership,
+        pod="default",
+        moves=[],
+        calibration={"sata": 2.0},
+    )
+    assert slower.calibration["sata"] == 2.0
+    assert slower.calibration["ssd"] == 1.0
+    assert slower.before > plain.before  # gold on SATA, twice as slow
+    assert plain.after == pytest.approx(plain.before)

@@ -74,4 +74,23 @@ def test_the_pod_page_shows_the_slo_panel_with_the_services_figures(page: Any, s
     moves = page.get_by_test_id("slo-move")
     assert moves.count() == len(answer["moves"]) > 0
     assert "damage" in moves.first.inner_text()
+
+    # Over time: a chart per group from the pod's SLO series (this round is its point), measured RT
+    # against the DRT line, and damage.
+    history = slo_basil.api("GET", f"/pods/{POD}/slo/history")
+    assert [p["round_id"] for p in history["points"]] == [answer["id"]]
+    charts = page.get_by_test_id("slo-history-group")
+    charts.first.wait_for()
+    assert [charts.nth(i).get_attribute("data-group") for i in range(charts.count())] == [
+        "gold",
+        "silver",
+        "bronze",
+    ]
+    gold_chart = panel.locator("[data-testid='slo-history-group'][data-group='gold']")
+    point = next(g for g in history["points"][0]["groups"] if g["name"] == "gold")
+    within = f"{round(point['measured_within_drt'] * 100)} %"
+    assert f"gold: DRT 2.00 ms, {within} of its measured disks within it" in gold_chart.inner_text()
+    assert gold_chart.get_by_test_id("slo-rt-chart-reference").text_content() == "DRT 2.00 ms"
+    assert gold_chart.locator("[data-testid='slo-rt-chart'] circle[data-point='measured']").count() == 1
+    assert gold_chart.locator("[data-testid='slo-damage-chart'] circle[data-point='measured']").count() == 1
     shot(page, "slo-pod-panel", full_page=True)

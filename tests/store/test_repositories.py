@@ -17,6 +17,7 @@ from basil.store import (
     job_runs,
     overrides,
     recommendations,
+    slo_history,
     srp_pools,
 )
 from basil.store.retention import apply_retention
@@ -215,3 +216,27 @@ def test_setting_overrides_are_kept_replaced_and_forgotten(store: Store) -> None
         assert overrides.delete_override(session, "schedules.rebalance") is False
     with store.read_session() as session:
         assert overrides.get_override(session, "schedules.rebalance") is None
+
+
+def test_slo_history_points_window_and_retention(store: Store) -> None:
+    section = {
+        "damage_before": 10.0,
+        "damage_after": 2.0,
+        "groups": [
+            {"name": "gold", "drt_ms": 2.0, "measured_ms": 5.0, "measured_damage": 4.5, "iops": 100.0},
+            {"name": "bronze", "drt_ms": 40.0, "measured_ms": None, "measured_damage": None},
+        ],
+    }
+    with store.session() as session:
+        for days in (100, 2, 1):
+            slo_history.save_point(session, "tiers", NOW - timedelta(days=days), None, section)
+        slo_history.save_point(session, "other", NOW, "r", section)
+        found = slo_history.points(session, "tiers", since=NOW - timedelta(days=2))
+        assert [p.at for p in found] == [NOW - timedelta(days=2), NOW - timedelta(days=1)]
+        assert found[0].measured_damage == 4.5  # the groups' measured damage, where measured
+        assert found[0].groups[0]["name"] == "gold"
+        assert "iops" not in found[0].groups[0]  # only the fields of the series
+        counts = apply_retention(session, RetentionConfig(), NOW)
+        assert counts["slo_history"] == 1  # older than the 90 days hourly rollups are kept
+        assert len(slo_history.points(session, "tiers")) == 2
+        assert len(slo_history.points(session, "tiers", until=NOW - timedelta(days=2))) == 1

@@ -26,6 +26,7 @@ import type {
   Problem,
   Recommendation,
   Schedules,
+  SloHistory,
   VCenter,
   VmDetail,
   VmItem,
@@ -264,6 +265,11 @@ export class ApiClient {
   /** Each applied plan's prediction against what was measured an hour later, newest first. */
   predictions(pod: string): Promise<PredictionCheck[]> {
     return this.get<PredictionCheck[]>(`/pods/${encodeId(pod)}/predictions`);
+  }
+  /** The pod's SLO series (goal slo): per round each group's DRT, measured and predicted RT, damage. */
+  sloHistory(pod: string, since?: string): Promise<SloHistory> {
+    const query = since ? `?since=${encodeURIComponent(since)}` : '';
+    return this.get<SloHistory>(`/pods/${encodeId(pod)}/slo/history${query}`);
   }
   recommendNow(pod: string): Promise<Recommendation> {
     return this.post(`/pods/${encodeId(pod)}/recommendations`);

@@ -263,8 +263,41 @@ export interface SloGroup {
   damage_before: number;
   damage_after: number;
   measured_damage: number;
+  /** The share of the group's measured active disks within the DRT (0…1), null when none is measured. */
+  measured_within_drt?: number | null;
   within_drt_after: boolean;
   miss_ms: number;
+}
+
+/** One priority group at one round of the pod's SLO series (GET /pods/{pod}/slo/history). */
+export interface SloHistoryGroup {
+  name: string;
+  drt_ms: number;
+  disks?: number;
+  measured_ms: number | null;
+  predicted_ms_before: number | null;
+  predicted_ms_after: number | null;
+  damage_before: number | null;
+  damage_after: number | null;
+  measured_damage: number | null;
+  measured_within_drt: number | null;
+}
+
+export interface SloHistoryPoint {
+  /** vCenter's clock. */
+  at: string;
+  round_id: string | null;
+  damage_before: number;
+  damage_after: number;
+  measured_damage: number | null;
+  groups: SloHistoryGroup[];
+}
+
+/** A pod's SLO series, one point per round, oldest first (docs/slo.md). */
+export interface SloHistory {
+  pod: string;
+  goal: string;
+  points: SloHistoryPoint[];
 }
 
 /** The SLO section of a round (a recommendation of a pod with goal slo). */

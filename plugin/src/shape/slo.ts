@@ -1,6 +1,7 @@
 // The SLO goal's per-group figures (docs/slo.md "API"), as the pod and recommendation views show them.
 
-import type { Move, Recommendation, SloGroup, SloRound } from '../api/types';
+import type { Move, Recommendation, SloGroup, SloHistory, SloHistoryGroup, SloRound } from '../api/types';
+import { timeSeries, type XY } from './charts';
 import { compact, ms } from './format';
 
 export interface SloGroupRow {
@@ -54,4 +55,49 @@ export function sloMoveLine(m: Move): string | null {
   if (!e) return null;
   const groups = e.groups.map((g) => `${g.group} ${ms(g.rt_ms_before)} → ${ms(g.rt_ms_after)}`);
   return [...groups, `damage ${damageChange(e.damage_before, e.damage_after)}`].join('; ');
+}
+
+/** One group's charts over the pod's SLO series: response times against its DRT, and damage. */
+export interface SloGroupHistory {
+  name: string;
+  drtMs: number;
+  /** Measured RT (solid) and predicted RT after each round's moves (dashed). */
+  rt: { name: string; points: XY[]; dashed?: boolean }[];
+  /** Measured damage (solid) and predicted damage at the placement of each round (dashed). */
+  damage: { name: string; points: XY[]; dashed?: boolean }[];
+  /** The latest round's share of measured disks within the DRT, as "67 %" (— when unmeasured). */
+  withinNow: string;
+}
+
+/**
+ * The pod's SLO series per group, in the order of the latest round's groups (a group configured
+ * later starts where it first appears): the points the plugin charts over time.
+ */
+export function sloHistoryGroups(history: SloHistory): SloGroupHistory[] {
+  const rounds = history.points.map((p) => ({ t: p.at, groups: new Map(p.groups.map((g) => [g.name, g])) }));
+  const names: string[] = [];
+  for (const p of [...history.points].reverse()) for (const g of p.groups) if (!names.includes(g.name)) names.push(g.name);
+  return names.map((name) => {
+    const of = (value: (g: SloHistoryGroup) => number | null | undefined): XY[] =>
+      timeSeries(rounds, (r) => {
+        const g = r.groups.get(name);
+        return g ? value(g) : null;
+      });
+    const latest = [...history.points].reverse().find((p) => p.groups.some((g) => g.name === name));
+    const group = latest?.groups.find((g) => g.name === name);
+    const within = group?.measured_within_drt;
+    return {
+      name,
+      drtMs: group?.drt_ms ?? 0,
+      rt: [
+        { name: 'measured', points: of((g) => g.measured_ms) },
+        { name: 'predicted after the moves', points: of((g) => g.predicted_ms_after), dashed: true },
+      ],
+      damage: [
+        { name: 'measured', points: of((g) => g.measured_damage) },
+        { name: 'predicted', points: of((g) => g.damage_before), dashed: true },
+      ],
+      withinNow: typeof within === 'number' && Number.isFinite(within) ? `${Math.round(within * 100)} %` : '—',
+    };
+  });
 }

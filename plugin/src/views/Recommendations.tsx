@@ -3,11 +3,11 @@
 
 import { useState } from 'react';
 import { ApiError } from '../api/client';
-import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Recommendation } from '../api/types';
-import { BeforeAfterBars } from '../charts/Charts';
-import { compact, gb } from '../shape/format';
+import type { DatastoreSummary, Move, PinnedBlocking, Plan, PredictionCheck, Recommendation, SloHistory } from '../api/types';
+import { BeforeAfterBars, LineChart } from '../charts/Charts';
+import { compact, gb, ms } from '../shape/format';
 import { hasOpenMoves, isPlanFinal, moveEffect, moveEnds, movesSummary, planProgress, recommendationBars, swapLabel } from '../shape/overview';
-import { otherUnmet, sloGroupRows, sloMoveLine, sloOf } from '../shape/slo';
+import { otherUnmet, sloGroupRows, sloHistoryGroups, sloMoveLine, sloOf } from '../shape/slo';
 import { imbalanceLine, isStale, pinnedSummary, predictionErrorLine, predictionRows } from '../shape/recommendation';
 import { Alert, ErrorAlert, LoadGate, Modal, Section, Spinner, StateLabel, useApp, useLoad, VmLink, vmOfDisk, When } from './common';
 
@@ -50,8 +50,47 @@ function PinnedBlock({ rec }: { rec: Recommendation }) {
   );
 }
 
+/** Goal slo over time: per group its measured and predicted RT against the DRT line, and its damage. */
+export function SloHistoryCharts({ pod, round }: { pod: string; round: string | number }) {
+  const { api } = useApp();
+  // Keyed by the round shown, so a new round (Recompute, the scheduled job) adds its point.
+  const history = useLoad<SloHistory>(() => api.sloHistory(pod), `slo-history:${pod}:${round}`, 300_000);
+  return (
+    <div data-testid="slo-history">
+      <LoadGate loaded={history}>
+        {(h) =>
+          sloHistoryGroups(h).map((g) => (
+            <div key={g.name} data-testid="slo-history-group" data-group={g.name}>
+              <h4>
+                {g.name}: DRT {ms(g.drtMs)}, {g.withinNow} of its measured disks within it at the latest round
+              </h4>
+              <div className="basil-two-col">
+                <LineChart
+                  title={`${g.name}: read response time over time`}
+                  series={g.rt}
+                  reference={{ value: g.drtMs, label: `DRT ${ms(g.drtMs)}` }}
+                  yLabel="ms"
+                  emptyText="No round of this pod yet"
+                  testId="slo-rt-chart"
+                />
+                <LineChart
+                  title={`${g.name}: damage over time`}
+                  series={g.damage}
+                  yLabel="damage Σ(RT − DRT)²/DRT"
+                  emptyText="No round of this pod yet"
+                  testId="slo-damage-chart"
+                />
+              </div>
+            </div>
+          ))
+        }
+      </LoadGate>
+    </div>
+  );
+}
+
 /** Goal slo: per priority group its DRT, measured and predicted RT, damage before → after, met or not. */
-export function SloPanel({ rec }: { rec: Recommendation }) {
+export function SloPanel({ rec, pod }: { rec: Recommendation; pod?: string }) {
   const slo = sloOf(rec);
   if (!slo) return null;
   const rows = sloGroupRows(slo);
@@ -103,6 +142,7 @@ export function SloPanel({ rec }: { rec: Recommendation }) {
           ))}
         </tbody>
       </table>
+      {pod && <SloHistoryCharts pod={pod} round={rec.id} />}
     </div>
   );
 }
@@ -408,7 +448,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                   No moves recommended for {pod} <When t={r.created_at} />: {r.stop_reason ?? `imbalance ${compact(r.before?.imbalance)}`}.
                 </p>
                 <PinnedBlock rec={r} />
-                <SloPanel rec={r} />
+                <SloPanel rec={r} pod={pod} />
               </>
             ) : (
               <>
@@ -428,7 +468,7 @@ export function RecommendationPanel({ pod, datastores, focus = null }: { pod: st
                   </Alert>
                 )}
                 <PinnedBlock rec={r} />
-                <SloPanel rec={r} />
+                <SloPanel rec={r} pod={pod} />
                 <BeforeAfterBars title="Normalized load now and after the moves" bars={recommendationBars(r, datastores)} testId="effect-bars" />
                 <MoveRows moves={r.moves} datastores={datastores} focus={focus} />
                 <div className="basil-actions">

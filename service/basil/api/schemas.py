@@ -392,8 +392,63 @@ SLO_GROUP: Schema = {
         "damage_before": NUMBER,
         "damage_after": NUMBER,
         "measured_damage": N_NUMBER,
+        "measured_within_drt": N_NUMBER,
         "within_drt_after": BOOLEAN,
         "miss_ms": NUMBER,
+    },
+}
+
+SLO_HISTORY_QUERY: dict[str, Schema] = {
+    "since": {
+        "type": "string",
+        "format": "date-time",
+        "description": "only rounds at or after this time (ISO 8601, vCenter's clock)",
+    },
+    "until": {
+        "type": "string",
+        "format": "date-time",
+        "description": "only rounds at or before this time (ISO 8601, vCenter's clock)",
+    },
+}
+
+SLO_HISTORY: Schema = {
+    "type": "object",
+    "description": "one point per round of a pod with goal slo (docs/slo.md), oldest first",
+    "required": ["pod", "goal", "points"],
+    "properties": {
+        "pod": STRING,
+        "goal": {"type": "string", "enum": ["balance", "slo"]},
+        "points": array(
+            {
+                "type": "object",
+                "required": ["at", "damage_before", "damage_after", "groups"],
+                "properties": {
+                    "at": TIME,
+                    "round_id": nullable("string"),
+                    "damage_before": NUMBER,
+                    "damage_after": NUMBER,
+                    "measured_damage": N_NUMBER,
+                    "groups": array(
+                        {
+                            "type": "object",
+                            "required": ["name", "drt_ms"],
+                            "properties": {
+                                "name": STRING,
+                                "drt_ms": NUMBER,
+                                "disks": INTEGER,
+                                "measured_ms": N_NUMBER,
+                                "predicted_ms_before": N_NUMBER,
+                                "predicted_ms_after": N_NUMBER,
+                                "damage_before": N_NUMBER,
+                                "damage_after": N_NUMBER,
+                                "measured_damage": N_NUMBER,
+                                "measured_within_drt": N_NUMBER,
+                            },
+                        }
+                    ),
+                },
+            }
+        ),
     },
 }
 
@@ -991,6 +1046,7 @@ COMPONENTS: dict[str, Schema] = {
     "SloRound": SLO_ROUND,
     "SloGroup": SLO_GROUP,
     "SloMoveEffect": SLO_MOVE_EFFECT,
+    "SloHistory": SLO_HISTORY,
     "PredictionError": PREDICTION_ERROR,
     "PredictionCheck": PREDICTION_CHECK,
     "Plan": PLAN,

@@ -10,7 +10,11 @@ The unit that moves is judged whole: the plan's pending moves of the same VM fro
 the same target (the disks a recommendation moves together). Once one disk of such a unit has moved,
 the rest follow without a check, so a VM's disks are not left split. Moves given by hand are the
 administrator's decision and are not checked; where the disk is now is the executor's check.
-Moves of a pod with ``goal: slo`` are not judged by the imbalance (they may raise it on purpose).
+Moves of a pod with ``goal: slo`` are not judged by the imbalance (they may raise it on purpose) but
+by the pod's predicted damage (:func:`why_skip_slo`): with the live placement, IOPS and workload
+models and the calibration of the round that recommended them, a move (or swap) is skipped when the
+damage is 0 already, or when it no longer lowers the damage and does not relieve a datastore over
+the utilisation cap (the round's own rule for keeping a move).
 
 A swap (moves sharing a ``swap_group``: one unit from x to y and another from y to x) is judged as
 one unit too: the imbalance after both halves against the imbalance now, since its first half alone
@@ -22,12 +26,14 @@ names a swap left half done in the plan's outcome: :func:`basil.app.planner.half
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from basil.app.recommendation import PodLoad, PodSnapshot, disk_key, pod_load
-from basil.core.slo import GOAL_SLO
+from basil.app.recommendation import PodLoad, PodSnapshot, SloCase, disk_key, pod_load, slo_case
+from basil.core.slo import GOAL_SLO, damage_with_moves
 from basil.errors import BasilError
 from basil.store.plans import Move, Plan
+from basil.store.recommendations import get_recommendation
 
 if TYPE_CHECKING:
     from basil.app.service import Service
@@ -154,6 +160,96 @@ def _why_skip_move(ps: PodSnapshot, plan: Plan, move: Move, names: dict[str, str
     return ""
 
 
+def _round_calibration(predicted: Mapping[str, Any]) -> dict[str, float] | None:
+    """The calibration per datastore of the round a recommendation came from (None if it has none)."""
+    round_ = predicted.get("round")
+    slo = round_.get("slo") if isinstance(round_, dict) else None
+    stores = slo.get("datastores") if isinstance(slo, dict) else None
+    if not isinstance(stores, dict):
+        return None
+    out = {
+        name: float(entry["calibration"])
+        for name, entry in stores.items()
+        if isinstance(entry, dict) and isinstance(entry.get("calibration"), int | float)
+    }
+    return out or None
+
+
+def _slo_unit(ps: PodSnapshot, plan: Plan, move: Move, names: dict[str, str]) -> tuple[list[Move], str]:
+    """The moves judged with *move* (its unit, or both halves of its swap) still on their sources, and
+    why the swap cannot be applied as recommended; no moves when the check does not apply (started
+    already, or the disk is not where the plan expects it: the executor says where it is)."""
+    where = {d.id: d.datastore for d in ps.snapshot.disks}
+    if move.swap_group is not None:
+        unit, started = _swap(plan, move)
+        misfit = "" if started else _swap_misfit(ps, unit, names)
+    else:
+        unit, started = _unit(plan, move)
+        misfit = ""
+        if where.get(disk_key(move.vm, move.instance)) != move.source_datastore:
+            started = True
+    if started:
+        return [], ""
+    return [m for m in unit if where.get(disk_key(m.vm, m.instance)) == m.source_datastore], misfit
+
+
+def why_skip_slo(
+    case: SloCase,
+    ps: PodSnapshot,
+    plan: Plan,
+    move: Move,
+    *,
+    names: dict[str, str] | None = None,
+    calibration: Mapping[str, float] | None = None,
+) -> str:
+    """Why the recommended *move* of an SLO pod should not start ("" when it should): the pod's
+    predicted damage on the live placement (*case*, *ps*), with and without the move's unit (both
+    halves of a swap), is 0 already, or is not lowered by it while its sources are within the
+    utilisation cap. *calibration* is the round's factor per datastore (else the model calibrates on
+    the newest measured latencies)."""
+    nm = names or {}
+    moving, misfit = _slo_unit(ps, plan, move, nm)
+    if misfit or not moving:
+        return misfit
+    check = damage_with_moves(
+        case.snapshot,
+        ps.params,
+        case.params,
+        membership=case.membership,
+        pod=next(iter(case.snapshot.pods()), ""),  # the snapshot of one pod
+        moves=[([disk_key(m.vm, m.instance)], m.target_datastore) for m in moving],
+        calibration=calibration,
+        measured_ms=case.measured,
+        lines=case.lines,
+    )
+    if check.before <= 1e-9:
+        return (
+            f"{NO_LONGER_NEEDED}: the pod's predicted damage is 0 now, every group within its DRT "
+            "(live placement and models)"
+        )
+    cap = case.params.utilisation_cap
+    if any(
+        check.utilisation.get(m.source_datastore, 0.0) > cap + 1e-12
+        and check.utilisation_after.get(m.source_datastore, 0.0)
+        < check.utilisation.get(m.source_datastore, 0.0) - 1e-12
+        for m in moving
+    ):
+        return ""  # it relieves a datastore over the utilisation cap, as the round's rule keeps it
+    if check.after >= check.before - 1e-9:
+        what = ", ".join(
+            dict.fromkeys(
+                f"{m.vm_name or m.vm} from {nm.get(m.source_datastore, m.source_datastore)} to "
+                f"{nm.get(m.target_datastore, m.target_datastore)}"
+                for m in moving
+            )
+        )
+        return (
+            f"{NO_LONGER_HELPS}: the pod's predicted damage is {check.before:.4g} now and would be "
+            f"{check.after:.4g} after moving {len(moving)} disk(s) of {what} (live placement and models)"
+        )
+    return ""
+
+
 class MoveCheck:
     """The executor's hook: ``check(plan, move)`` answers why not to start the move, or ""."""
 
@@ -169,8 +265,16 @@ class MoveCheck:
             inventory = self.svc.inventory(pod.vcenter, refresh=False)
         except BasilError:
             return ""  # no live view to judge by: the executor's own checks apply
-        if pod.config.goal == GOAL_SLO:
-            # An SLO move may raise the imbalance on purpose: it is not judged by it (docs/slo.md).
-            return ""
         names = {ds.moid: ds.name for ds in inventory.datastores.values()}
+        if pod.config.goal == GOAL_SLO:
+            # An SLO move may raise the imbalance on purpose: it is judged by the damage (docs/slo.md).
+            try:
+                case = slo_case(pod, inventory, ps, self.svc.slo_inputs(pod))
+                with self.svc.store.read_session() as session:
+                    rec = get_recommendation(session, move.recommendation_id)
+            except BasilError:
+                return ""
+            return why_skip_slo(
+                case, ps, plan, move, names=names, calibration=_round_calibration(rec.spec.predicted)
+            )
         return why_skip(ps, plan, move, names)

@@ -62,6 +62,7 @@ from basil.store import Store
 from basil.store.fits import DatastoreModel, DiskModel
 from basil.store.recommendations import RecommendationSpec, save_round
 from basil.store.samples import DiskRef
+from basil.store.slo_history import save_point
 from basil.vcenter.types import DiskSample, HostDatastoreSample, Inventory
 
 log = logging.getLogger(__name__)
@@ -478,9 +479,29 @@ def _pool_vms(documents: Sequence[Mapping[str, Any]], inventory: Inventory) -> d
     return out
 
 
+@dataclass(frozen=True)
+class SloCase:
+    """What the SLO model of one pod is computed from: the snapshot with device kinds and workload
+    mixes, the groups' parameters and membership, measured latencies and stored device fits."""
+
+    snapshot: Snapshot
+    params: SloParams
+    membership: Mapping[str, str]
+    measured: Mapping[str, float]
+    lines: Mapping[str, tuple[float, float]]
+
+
 def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: SloInputs) -> SloResult:
     """The pod's round under the SLO goal: groups from tags and SRP pools, service models from the
     stored device fits or the configured device kinds, each disk's workload mix and IOPS."""
+    case = slo_case(pod, inventory, ps, inputs)
+    return recommend_slo(
+        case.snapshot, ps.params, case.params, case.membership, measured_ms=case.measured, lines=case.lines
+    )
+
+
+def slo_case(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: SloInputs) -> SloCase:
+    """The inputs of the pod's SLO model (:func:`slo_round`, and the apply-time check of its moves)."""
     cfg = pod.config.slo
     params = SloParams(
         groups=tuple(PriorityGroup(g.name, g.drt_ms, g.tag, g.pools) for g in cfg.groups),
@@ -510,7 +531,11 @@ def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: S
         vm, instance, _ = ps.disk_keys[d.id]
         w = inputs.disk_models.get(DiskRef(pod.vcenter, vm, instance))
         workload = WorkloadParams(w.oio, w.io_size_kb, w.read_pct, w.random_pct) if w is not None else None
-        disks.append(dataclasses.replace(d, workload=workload))
+        vm_obj = inventory.vms.get(vm)
+        # A VM that is not running does no IO; vCenter samples it no more, so its newest sample is
+        # from before it stopped: its disks are idle for the model.
+        iops = d.iops if vm_obj is None or vm_obj.powered_on else 0.0
+        disks.append(dataclasses.replace(d, workload=workload, iops=iops))
         latency = inputs.disk_latency_ms.get((vm, instance))
         if latency is not None:
             measured[d.id] = latency
@@ -528,7 +553,7 @@ def slo_round(pod: ResolvedPod, inventory: Inventory, ps: PodSnapshot, inputs: S
         pool_vms=_pool_vms(inputs.pool_documents, inventory),
         path=f"pods.{pod.name}.slo",
     )
-    return recommend_slo(snapshot, ps.params, params, membership, measured_ms=measured, lines=lines)
+    return SloCase(snapshot, params, membership, measured, lines)
 
 
 def _why_empty(pod: ResolvedPod) -> str:
@@ -633,6 +658,8 @@ def run_round(
             )
     with store.session() as session:
         saved = save_round(session, pod.name, specs, at, basis)
+        if "slo" in summary:  # one point of the pod's SLO series per round (docs/slo.md)
+            save_point(session, pod.name, at, saved[0].round_id if saved else None, summary["slo"])
     round_id = saved[0].round_id if saved else None
     log.info("pod %s: %d moves recommended (%s)", pod.name, len(plan.moves), summary["stop_reason"])
     return Round(

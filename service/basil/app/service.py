@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -54,6 +54,7 @@ from basil.app.recommendation import (
     disk_read_latency,
     run_round,
 )
+from basil.app.slo_history import pod_slo_history
 from basil.app.slo_shares import apply_group_shares
 from basil.app.srp_loop import SrpController
 from basil.app.validity import ensure_valid, round_basis, stale_after_move
@@ -90,7 +91,7 @@ from basil.store import plans as plan_store
 from basil.store.fits import DatastoreModel, DiskModel, current_datastore_models, current_disk_models
 from basil.store.inventory import save_inventory
 from basil.store.overrides import Override, delete_override, get_override, put_override
-from basil.store.recommendations import round_recommendations
+from basil.store.recommendations import open_recommendations, round_recommendations
 from basil.store.retention import apply_retention
 from basil.store.samples import DiskRef, latest_sample_time, newest_sample_times, roll_up
 from basil.vcenter.connection import ConnectionParams
@@ -144,6 +145,9 @@ class Service:
         self.workload_params = WorkloadModelParams()
         self.device_params = DeviceModelParams()
         self.scheduler: BackgroundScheduler | None = None
+        self._first_round_done: set[str] = set()  # pods whose first round ran or was found (_first_rounds)
+        # One round at a time: a first round never lands after (and supersedes) one asked for.
+        self._round_lock = threading.Lock()
         self.periodic = False  # whether the scheduler runs the configured schedules
         self.started_at: datetime | None = None
         self._connecting: list[threading.Thread] = []
@@ -663,6 +667,9 @@ class Service:
             self.pod_states.update(states)
         out["pods"] = states
         out["predictions"] = check_predictions(self)  # the models of an hour after each plan are these
+        first = self._first_rounds()
+        if first:
+            out["first_rounds"] = first
         if problems and not fitted:
             raise BasilError("; ".join(problems))
         if not fitted:
@@ -671,6 +678,45 @@ class Service:
         elif problems:
             out["message"] = "; ".join(problems)
         return out
+
+    def _first_rounds(self) -> dict[str, Any]:
+        """Each pod's first round as soon as every disk of it has a workload model, rather than a whole
+        recommend period after the service started; the recommend job then runs one period after it
+        (the same budget per period). Only under the periodic scheduler, once per pod and process, and
+        not for a pod with an open recommendation stored (docs/slo.md "Evaluation")."""
+        scheduler = self.scheduler
+        if scheduler is None or not self.periodic:
+            return {}
+        out: dict[str, Any] = {}
+        for pod in self.resolved_pods(refresh=False):
+            with self._round_lock:
+                out.update(self._first_round(scheduler, pod))
+        return out
+
+    def _first_round(self, scheduler: BackgroundScheduler, pod: ResolvedPod) -> dict[str, Any]:
+        """The first round of *pod* if it is due (:meth:`_first_rounds`; with ``_round_lock`` held)."""
+        out: dict[str, Any] = {}
+        with self._lock:
+            if pod.name in self.rounds or pod.name in self._first_round_done:
+                return out
+            self._first_round_done.add(pod.name)
+        try:
+            ps = self.pod_snapshot(pod)
+            with self.store.read_session() as session:
+                known = bool(open_recommendations(session, pod.name))
+            if known:
+                return out  # a round of an earlier process is there: the schedule goes on
+            if ps.unmodelled_disks or not ps.snapshot.disks:
+                with self._lock:
+                    self._first_round_done.discard(pod.name)  # not ready: the next fit tries again
+                return out
+            r = self._recommend(pod)
+        except BasilError as err:
+            return {pod.name: {"error": err.message}}
+        job = scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
+        if job is not None:
+            job.modify(next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.schedules.recommend_s))
+        return {pod.name: {"moves": len(r.plan.moves), "recommendation": r.round_id}}
 
     def _job_recommend(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -683,7 +729,8 @@ class Service:
             return {"skipped": True, "message": f"{why}: nothing to recommend", "pods": {}}
         for pod in pods:
             try:  # one pod's problem stays in that pod's answer
-                r = self._recommend(pod)
+                with self._round_lock:
+                    r = self._recommend(pod)
             except BasilError as err:
                 out[pod.name] = {"error": err.message}
                 problems.append(err.message)
@@ -746,7 +793,8 @@ class Service:
                 approved = plan_store.list_plans(session, pod=pod.name, states=["approved"], limit=1)
             plan_id = approved[0].id if approved else None
             if plan_id is None and pod.config.mode == "automatic":
-                r = self._recommend(pod)
+                with self._round_lock:
+                    r = self._recommend(pod)
                 if r.round_id is not None:
                     try:
                         with self.store.read_session() as session:
@@ -954,6 +1002,18 @@ class Service:
 
     # --- recommendations and placement -----------------------------------------------------
 
+    def slo_inputs(self, pod: ResolvedPod) -> SloInputs:
+        """What the SLO goal's model reads beyond the pod's snapshot (docs/slo.md)."""
+        with self.store.read_session() as session:
+            pools = [tree.document for tree in srp_pools.list_pools(session)]
+        return SloInputs(
+            self.disk_models(pod.vcenter),
+            self.datastore_models(pod.vcenter),
+            functools.partial(self.config.device_of, pod.vcenter),
+            disk_read_latency(self.newest_disk_samples(pod.vcenter)),
+            pools,
+        )
+
     def _recommend(self, pod: ResolvedPod) -> Round:
         ps = self.pod_snapshot(pod)
         with self._lock:
@@ -970,17 +1030,7 @@ class Service:
             datastore_models=self.datastore_models(pod.vcenter),
             disk_models=self.disk_models(pod.vcenter),
         )
-        slo = None
-        if pod.config.goal == GOAL_SLO:  # latency targets per priority group (docs/slo.md)
-            with self.store.read_session() as session:
-                pools = [tree.document for tree in srp_pools.list_pools(session)]
-            slo = SloInputs(
-                self.disk_models(pod.vcenter),
-                self.datastore_models(pod.vcenter),
-                functools.partial(self.config.device_of, pod.vcenter),
-                disk_read_latency(self.newest_disk_samples(pod.vcenter)),
-                pools,
-            )
+        slo = self.slo_inputs(pod) if pod.config.goal == GOAL_SLO else None
         effect = whatif.move_effects(
             vcenter=pod.vcenter,
             inventory=inventory,
@@ -1008,7 +1058,7 @@ class Service:
         return r
 
     def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]:
-        with audited(self.store, actor, "recommendation.create", f"pod {pod}") as note:
+        with audited(self.store, actor, "recommendation.create", f"pod {pod}") as note, self._round_lock:
             r = self._recommend(self.resolved_pod(pod))
             note.details = {"moves": len(r.plan.moves), "recommendation": r.round_id}
         return views.round_dict(self, r)
@@ -1255,6 +1305,10 @@ class Service:
 
     def latest_recommendation(self, pod: str) -> dict[str, Any] | None:
         return views.latest_recommendation(self, pod)
+
+    def slo_history(self, pod: str, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        """The pod's SLO series (:mod:`basil.app.slo_history`)."""
+        return pod_slo_history(self, pod, since, until)
 
     def predictions(self, pod: str) -> list[dict[str, Any]]:
         """Each applied plan's prediction for the pod against what was measured an hour later."""

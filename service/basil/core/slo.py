@@ -560,6 +560,103 @@ class _PodModel:
         return factor
 
 
+def _pod_model(
+    names: list[str],
+    tiers: Mapping[str, TierModel],
+    demand: _Demand,
+    *,
+    disk_index: list[int],
+    slo: SloParams,
+    group_of: Sequence[str | None],
+) -> _PodModel:
+    """The queueing model of a pod's datastores *names* and its disks (rows *disk_index* of
+    *demand*, each in group ``group_of[k]`` or none): queue classes in DRT order, ungrouped last."""
+    groups = slo.ranked()
+    rank = {g.name: r for r, g in enumerate(groups)}
+    drt_of = {g.name: g.drt_ms for g in groups}
+    return _PodModel(
+        names=names,
+        tiers=tiers,
+        demand=demand,
+        disk_index=disk_index,
+        drt=np.array([drt_of[g] if g is not None else math.nan for g in group_of]),
+        klass=np.array([rank[g] if g is not None else len(groups) for g in group_of], dtype=np.int64),
+        classes=len(groups) + 1,
+        priority_queues=slo.priority_queues,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DamageCheck:
+    """A pod's predicted damage on the placement given and after some moves (:func:`damage_with_moves`)."""
+
+    before: float
+    after: float
+    calibration: Mapping[str, float]  # the factor used per datastore (1: Table I or the fit as is)
+    utilisation: Mapping[str, float]  # per datastore, predicted per device on the placement given
+    utilisation_after: Mapping[str, float]  # the same after the moves
+
+
+def damage_with_moves(
+    snapshot: Snapshot,
+    params: BalancerParams,
+    slo: SloParams,
+    *,
+    membership: Mapping[str, str],
+    pod: str,
+    moves: Sequence[tuple[Sequence[str], str]],
+    calibration: Mapping[str, float] | None = None,
+    measured_ms: Mapping[str, float] | None = None,
+    lines: Mapping[str, tuple[float, float]] | None = None,
+) -> DamageCheck:
+    """Pod *pod*'s predicted damage at the snapshot's placement, and after *moves* (each: disk ids and
+    the datastore they go to), with the model of a round: the apply-time check of an SLO move.
+
+    Each datastore's service times are scaled by *calibration* (datastore → factor; a round's
+    ``calibration``) where given, else calibrated on *measured_ms* as a round does (``slo.calibrate``).
+    Disks not on the pod's datastores, or moves to a datastore outside it, are ignored.
+    """
+    members = snapshot.pods().get(pod, [])
+    names = [ds.name for ds in members]
+    position = {n: j for j, n in enumerate(names)}
+    models = resolve_models(snapshot, params)
+    tiers = tier_models(snapshot, models, lines)
+    demand = _demand(snapshot, models, {tiers[n].kind for n in names})
+    rows = [(i, d) for i, d in enumerate(snapshot.disks) if d.datastore in position]
+    m = _pod_model(
+        names,
+        tiers,
+        demand,
+        disk_index=[i for i, _ in rows],
+        slo=slo,
+        group_of=[membership.get(d.id) for _, d in rows],
+    )
+    where = np.array([position[d.datastore] for _, d in rows], dtype=np.int64)
+    factor = np.ones(len(names))
+    if calibration is not None:
+        factor = np.array([calibration.get(n, 1.0) for n in names])
+        m.scale = m.scale * factor
+    elif slo.calibrate and measured_ms:
+        factor = m.calibrate(where, np.array([measured_ms.get(d.id, math.nan) for _, d in rows]))
+    after = where.copy()
+    k_of = {d.id: k for k, (_, d) in enumerate(rows)}
+    for disks, target in moves:
+        if target not in position:
+            continue
+        for disk in disks:
+            k = k_of.get(disk)
+            if k is not None:
+                after[k] = position[target]
+    now, moved = m.predict(where), m.predict(after)
+    return DamageCheck(
+        now.damage,
+        moved.damage,
+        {n: float(f) for n, f in zip(names, factor.tolist(), strict=True)},
+        {n: float(u) for n, u in zip(names, now.utilisation.tolist(), strict=True)},
+        {n: float(u) for n, u in zip(names, moved.utilisation.tolist(), strict=True)},
+    )
+
+
 # --- results ------------------------------------------------------------------------------------------
 
 
@@ -577,6 +674,7 @@ class GroupState:
     damage_before: float
     damage_after: float
     measured_damage: float | None = None  # the damage of the measured response times, where known
+    measured_within_drt: float | None = None  # share of its measured active disks within the DRT
 
     @property
     def miss_ms(self) -> float:
@@ -739,22 +837,14 @@ class _PodRound:
         self.disk_ids = [d for u in self.units for d in u.disks]
         disk_pos = {d: k for k, d in enumerate(self.disk_ids)}
         self.groups = slo.ranked()
-        rank = {g.name: r for r, g in enumerate(self.groups)}
-        drt_of = {g.name: g.drt_ms for g in self.groups}
         self.group_of = [membership.get(d) for d in self.disk_ids]
-        drt = np.array([drt_of[g] if g is not None else math.nan for g in self.group_of])
-        klass = np.array(
-            [rank[g] if g is not None else len(self.groups) for g in self.group_of], dtype=np.int64
-        )
-        self.model = _PodModel(
-            names=self.names,
-            tiers=tiers,
-            demand=demand,
+        self.model = _pod_model(
+            self.names,
+            tiers,
+            demand,
             disk_index=[row_of[d] for d in self.disk_ids],
-            drt=drt,
-            klass=klass,
-            classes=len(self.groups) + 1,
-            priority_queues=slo.priority_queues,
+            slo=slo,
+            group_of=self.group_of,
         )
         m = self.model
         self.where0 = np.array([position[u.datastore] for u in self.units for _ in u.disks], dtype=np.int64)
@@ -1130,12 +1220,13 @@ class _PodRound:
         )
         for g in self.groups:
             mask = self.group_masks[g.name]
-            measured_ms = measured_damage = None
+            measured_ms = measured_damage = within = None
             if measured is not None:
                 seen = mask & ~np.isnan(measured) & (m.reads > 0)
                 if seen.any():
                     measured_ms = float((measured[seen] * m.reads[seen]).sum() / m.reads[seen].sum())
                     measured_damage = sum(damage_of(float(v), g.drt_ms) for v in measured[seen])
+                    within = float((measured[seen] <= g.drt_ms).mean())
             out.append(
                 GroupState(
                     name=g.name,
@@ -1148,6 +1239,7 @@ class _PodRound:
                     damage_before=dmg_now[g.name],
                     damage_after=dmg_after[g.name],
                     measured_damage=measured_damage,
+                    measured_within_drt=within,
                 )
             )
         return tuple(out)
@@ -1387,6 +1479,7 @@ def group_dict(g: GroupState) -> dict[str, Any]:
         "damage_before": g.damage_before,
         "damage_after": g.damage_after,
         "measured_damage": g.measured_damage,
+        "measured_within_drt": g.measured_within_drt,
         "within_drt_after": g.miss_ms == 0.0,
         "miss_ms": g.miss_ms,
     }

@@ -330,6 +330,23 @@ class RecommendationRow(Base):
     swap_group: Mapped[int | None] = mapped_column(Integer)
 
 
+class SloHistoryRow(Base):
+    """One round of a pod with ``goal: slo``: per priority group its DRT, measured and predicted
+    response times and damage (``groups``, a list of dicts; docs/slo.md), at vCenter's time."""
+
+    __tablename__ = "slo_history"
+    __table_args__ = (Index("ix_slo_history_pod", "pod", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    pod: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime]
+    round_id: Mapped[str | None] = mapped_column(String(36))  # None: the round recommended no move
+    damage_before: Mapped[float] = mapped_column(Float)
+    damage_after: Mapped[float] = mapped_column(Float)
+    measured_damage: Mapped[float | None] = mapped_column(Float)
+    groups: Mapped[list[Any]]
+
+
 class PlanRow(Base):
     """A plan of moves for one pod: proposed → approved → running → succeeded/failed/cancelled."""
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from basil.config.schema import RetentionConfig
-from basil.store import audit, fits, inventory, job_runs, plans, recommendations
+from basil.store import audit, fits, inventory, job_runs, plans, recommendations, slo_history
 from basil.store.samples import SampleRetention, epoch, prune_samples
 
 
@@ -30,6 +30,8 @@ def apply_retention(
     counts["models"] = fits.prune_models(session, at - retention.models)
     counts["recommendations"] = recommendations.prune_recommendations(session, at - retention.recommendations)
     counts["plans"] = plans.prune_plans(session, at - retention.plans)
+    # The SLO series is kept as long as the hourly sample rollups it is read beside.
+    counts["slo_history"] = slo_history.prune_slo_history(session, at - retention.hourly)
     counts["job_runs"] = job_runs.prune_runs(session, at - retention.job_runs)
     counts["audit_log"] = audit.prune_audit(session, at - retention.audit)
     return counts

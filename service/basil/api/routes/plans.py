@@ -48,6 +48,17 @@ def predictions(pod: str) -> Any:
 
 
 @operation(
+    bp, "GET", "/pods/{pod}/slo/history", summary="SLO groups over time", role="viewer",
+    response=s.ref("SloHistory"), query=s.SLO_HISTORY_QUERY, errors=(400, 404),
+)  # fmt: skip
+def slo_history(pod: str) -> Any:
+    """Per round of a pod with goal slo: each group's DRT, measured and predicted response time and damage,
+    oldest first, on vCenter's clock (docs/slo.md). Empty for a pod with goal balance."""
+    args = query_args()
+    return current_service().slo_history(pod, args.get("since"), args.get("until"))
+
+
+@operation(
     bp, "POST", "/pods/{pod}/recommendations", summary="Compute a recommendation now", role="operator",
     response=s.ref("Recommendation"), status=201, errors=(404, 409, 502),
     action="recommendation.create", target="pod {pod}",
