@@ -2,7 +2,7 @@
 predicted response times and damage, for the plugin's SLO chart over time (docs/slo.md).
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-26
 
 Written out in full, like 0001, so that it keeps creating the table of its own day.
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | None = None
 depends_on: str | None = None
 
