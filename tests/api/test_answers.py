@@ -106,7 +106,7 @@ def test_no_write_leaves_a_stale_cached_answer(api_env: ApiEnv) -> None:
     api_env.run_jobs("inventory", "collect", "model")
     first = _explicit_plan(api_env)
     app, answers = _cached_app(api_env)
-    paths = _paths(api_env) + [f"/api/v1/plans/{first['id']}"]
+    paths = [*_paths(api_env), f"/api/v1/plans/{first['id']}"]
     _same_as_fresh(api_env, app, paths)  # every answer now cached
     _same_as_fresh(api_env, app, paths)
     assert answers.hits >= len(paths)  # the second round came from the cache
