@@ -22,9 +22,14 @@ new one when the server closes it) and ``--slow`` clients send a request head on
 ``--dribble-s`` over TLS (again when answered 408), while the same mix runs at ``--slow-rate``; its
 p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
 
+``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
+inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
+the ``--app-cost`` part (no ``basil serve``).
+
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
         [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--serve-speed 1] [--app-cost 300]
+        [--profile FILE] [--app-only]
 """
 
 from __future__ import annotations
