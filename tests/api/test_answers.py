@@ -143,3 +143,17 @@ def test_a_refused_read_is_not_cached(api_env: ApiEnv) -> None:
     assert client.get("/api/v1/plans/999999", headers=api_env.headers("viewer")).status_code == 404
     assert client.get("/api/v1/pools").status_code == 401
     assert len(answers) == 0
+
+
+def test_a_large_answer_is_served_but_not_kept(api_env: ApiEnv) -> None:
+    app = create_app(api_env.service)
+    answers = AnswerCache(clock=lambda: 0.0, max_body_bytes=10)
+    app.extensions["basil"].answers = answers
+    client = app.test_client()
+    first = client.get("/api/v1/pods", headers=api_env.headers("viewer"))
+    again = client.get("/api/v1/pods", headers=api_env.headers("viewer"))
+    assert first.status_code == again.status_code == 200
+    assert first.get_json() == again.get_json()
+    assert len(first.get_data()) > 10
+    assert len(answers) == 0
+    assert answers.hits == 0

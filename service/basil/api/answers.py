@@ -68,12 +68,30 @@ class Answer:
     body: bytes
 
 
+#: Answers larger than this are served but not kept (an audit page of 1,000 entries is about 300 KB):
+#: with MAX_ENTRIES, the cache holds at most about 128 MB whatever clients ask.
+MAX_BODY_BYTES = 256 * 1024
+MAX_ENTRIES = 512
+
+
+class _NotKept(Exception):  # noqa: N818 (not an error: carries an answer past the cache, which keeps nothing)
+    def __init__(self, answer: Answer) -> None:
+        super().__init__()
+        self.answer = answer
+
+
 class AnswerCache:
     """Rendered answers by key, valid while their basis holds (a :class:`ReadCache` underneath)."""
 
-    def __init__(self, max_entries: int = 2048, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        max_entries: int = MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
         self._cache = ReadCache(max_entries)
         self._clock = clock
+        self.max_body_bytes = max_body_bytes
 
     @staticmethod
     def key(endpoint: str, role: str, path: Mapping[str, str], query: Mapping[str, Any]) -> Hashable:
@@ -89,7 +107,18 @@ class AnswerCache:
         return Basis(basis.inventories, (*basis.generations, int(self._clock() // cached.max_age_s)))
 
     def get(self, key: Hashable, basis: Basis, build: Callable[[], Answer]) -> Answer:
-        return self._cache.get(key, basis, build)
+        """The answer of *key* on *basis*: the kept one, else *build*() (kept unless it is too large)."""
+
+        def kept() -> Answer:
+            answer = build()
+            if len(answer.body) > self.max_body_bytes:
+                raise _NotKept(answer)  # the read cache stores nothing for a build that raises
+            return answer
+
+        try:
+            return self._cache.get(key, basis, kept)
+        except _NotKept as large:
+            return large.answer
 
     @property
     def hits(self) -> int:
