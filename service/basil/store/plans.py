@@ -263,6 +263,7 @@ def list_plans(
 
     Read as plain rows of the tables (not ORM objects, which cost several times as much to load and
     are not needed to read): the read models list up to a hundred plans whenever plans change."""
+    session.flush()  # a select of the tables does not flush this session's pending changes by itself
     plans_t, moves_t = PlanRow.__table__, PlanMoveRow.__table__
     query = select(plans_t).order_by(plans_t.c.created_at.desc(), plans_t.c.id.desc()).limit(limit)
     if pod is not None:
