@@ -22,15 +22,22 @@ new one when the server closes it) and ``--slow`` clients send a request head on
 ``--dribble-s`` over TLS (again when answered 408), while the same mix runs at ``--slow-rate``; its
 p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
 
+``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
+inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
+the ``--app-cost`` part (no ``basil serve``).
+
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
         [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--serve-speed 1] [--app-cost 300]
+        [--profile FILE] [--app-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import random
 import socket
 import ssl
@@ -437,6 +444,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--dribble-s", type=float, default=1.0)
     parser.add_argument("--serve-speed", type=float, default=1.0, help="the lab's speed while serving")
     parser.add_argument("--app-cost", type=int, default=300, help="requests timed without HTTP (0: none)")
+    parser.add_argument(
+        "--profile", default="", help="write a cProfile of the --app-cost requests to this file"
+    )
+    parser.add_argument("--app-only", action="store_true", help="stop after --app-cost (no basil serve)")
     return parser.parse_args()
 
 
@@ -469,8 +480,10 @@ def main() -> int:
             token, _ = create_token(session, "bench", "operator", created_by="bench",
                                     expires_at=datetime.now(UTC) + timedelta(days=1))  # fmt: skip
         if args.app_cost:
-            app_cost(service, token, ids, args.app_cost)
+            app_cost(service, token, ids, args.app_cost, args.profile)
         service.shutdown()
+        if args.app_only:
+            return 0
 
         doc = {
             "vcenters": [{"name": "lab", "server": lab.server, "user": lab.user, "password_env": PASSWORD_ENV,
@@ -514,11 +527,12 @@ def main() -> int:
     return 0
 
 
-def app_cost(service: Service, token: str, ids: dict[str, Any], n: int) -> None:
+def app_cost(service: Service, token: str, ids: dict[str, Any], n: int, profile: str = "") -> None:
     """The WSGI application's own cost, no HTTP: *n* requests of the mix through Flask's test client in
     this thread, each timed in CPU time (the thread's, so other processes on the machine do not count)
     and in wall time. The mean CPU time is what one request takes from the GIL whatever the front end:
-    1000 ms over it is the rate one process can reach at best."""
+    1000 ms over it is the rate one process can reach at best. With *profile*, the requests run under
+    cProfile (slower), whose statistics go to that file and whose top functions are printed."""
     from basil.api import create_app  # noqa: PLC0415
 
     client = create_app(service).test_client()
@@ -527,6 +541,9 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int) -> None:
     rng = random.Random(7)
     cpu: dict[str, list[float]] = defaultdict(list)
     wall: list[float] = []
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
     for _ in range(n):
         label, method, path, body = load.request(rng)
         w0, c0 = time.perf_counter(), time.thread_time()
@@ -538,6 +555,10 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int) -> None:
             client.open(path, method=method, json=body, headers=headers)
         cpu[label].append((time.thread_time() - c0) * 1000)
         wall.append((time.perf_counter() - w0) * 1000)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
+        pstats.Stats(profile).sort_stats("tottime").print_stats(40)
     every = [v for values in cpu.values() for v in values]
     mean = statistics.fmean(every)
     print(

@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from basil.api import create_app
-from basil.api.auth import REFUSAL_REFILL_S, REFUSALS_BURST, Authenticator
+from basil.api.auth import REFUSAL_REFILL_S, REFUSALS_BURST, TOKEN_RECHECK_S, Authenticator
 from basil.config import AuthConfig
+from basil.store import Store
 from basil.store.tokens import create_token, revoke_token
 
 from .conftest import ApiEnv, lab_session_token
@@ -66,6 +68,77 @@ def test_revoked_token_is_refused_at_once_even_when_cached(api_env: ApiEnv) -> N
     resp = client.get("/api/v1/pods", headers=headers)
     assert resp.status_code == 401
     assert "revoked" in str(_error(resp)["message"])
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _token_reads(store: Store) -> list[str]:
+    """A list that records every SELECT of the token table made through *store* from now on."""
+    seen: list[str] = []
+
+    def note(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and "api_tokens" in statement:
+            seen.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", note)
+    return seen
+
+
+def test_a_cached_token_is_reread_only_after_a_change_or_the_recheck_interval(api_env: ApiEnv) -> None:
+    with api_env.service.store.session() as session:
+        token, _ = create_token(session, "cached-reads", "viewer", created_by="tests")
+    clock = _Clock()
+    authenticator = Authenticator(AuthConfig(), api_env.config.vcenters, api_env.service.store, clock=clock)
+    client = create_app(api_env.service, authenticator=authenticator).test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/v1/me", headers=headers).status_code == 200  # verified (writes last_used_at)
+    assert client.get("/api/v1/me", headers=headers).status_code == 200  # the table changed: re-read
+    reads = _token_reads(api_env.service.store)
+    for _ in range(5):
+        assert client.get("/api/v1/me", headers=headers).status_code == 200
+    assert reads == []  # nothing changed, within the recheck interval: no read
+    clock.now += TOKEN_RECHECK_S
+    assert client.get("/api/v1/me", headers=headers).status_code == 200
+    assert len(reads) == 1
+
+
+def test_a_token_revoked_by_another_process_is_refused_after_the_recheck_interval(
+    api_env: ApiEnv,
+) -> None:
+    with api_env.service.store.session() as session:
+        token, _ = create_token(session, "revoked-elsewhere", "viewer", created_by="tests")
+    clock = _Clock()
+    authenticator = Authenticator(AuthConfig(), api_env.config.vcenters, api_env.service.store, clock=clock)
+    client = create_app(api_env.service, authenticator=authenticator).test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/v1/me", headers=headers).status_code == 200
+    with Store(api_env.config.store.url) as other, other.session() as session:  # `basil token revoke`
+        revoke_token(session, "revoked-elsewhere")
+    clock.now += TOKEN_RECHECK_S
+    resp = client.get("/api/v1/me", headers=headers)
+    assert resp.status_code == 401
+    assert "revoked" in str(_error(resp)["message"])
+
+
+def test_a_token_revoked_through_the_api_is_refused_at_the_next_request(api_env: ApiEnv) -> None:
+    resp = api_env.post("/api/v1/tokens", role="admin", json={"name": "revoked-here", "role": "viewer"})
+    assert resp.status_code == 201, resp.get_data(as_text=True)
+    headers = {"Authorization": f"Bearer {resp.get_json()['token']}"}
+    clock = _Clock()  # never advances: only the token table's change can make the revocation seen
+    authenticator = Authenticator(AuthConfig(), api_env.config.vcenters, api_env.service.store, clock=clock)
+    client = create_app(api_env.service, authenticator=authenticator).test_client()
+    assert client.get("/api/v1/me", headers=headers).status_code == 200
+    assert client.get("/api/v1/me", headers=headers).status_code == 200
+    revoked = api_env.client().delete("/api/v1/tokens/revoked-here", headers=api_env.headers("admin"))
+    assert revoked.status_code == 200
+    resp = client.get("/api/v1/me", headers=headers)
+    assert resp.status_code == 401
 
 
 def test_expired_token_is_refused(api_env: ApiEnv) -> None:

@@ -140,3 +140,14 @@ def test_jobs_show_their_schedule_as_the_operator_wrote_it(api_env: ApiEnv) -> N
         assert not any("cron[" in (j["trigger"] or "") for j in jobs.values())
     finally:
         assert api_env.delete("/api/v1/schedules/rebalance", role="admin").status_code in (200, 204)
+
+
+def test_the_jobs_list_shows_each_new_last_run(api_env: ApiEnv) -> None:
+    """The latest runs are cached by the service until a run is recorded or changes: never stale."""
+    for _ in range(2):
+        before = {j["id"]: j for j in api_env.get("/api/v1/jobs").get_json()}
+        run = api_env.service.run_job("inventory")  # recorded as the scheduler's runs are
+        after = {j["id"]: j for j in api_env.get("/api/v1/jobs").get_json()}
+        assert after["inventory"]["last_run"] != before["inventory"]["last_run"]
+        assert after["inventory"]["last_run"]["started"] == run["started"]
+        assert after["inventory"]["last_run"]["outcome"] == run["outcome"]

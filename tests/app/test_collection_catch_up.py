@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, func, select
 
-from basil.app import Service, collection
+from basil.app import Service, collection, vcenters
 from basil.store.models import (
     LEVEL_5MIN,
     Disk,
@@ -19,7 +19,7 @@ from basil.store.models import (
     HostDatastoreSample,
     RollupState,
 )
-from basil.vcenter.perf import CollectorParams
+from basil.vcenter.perf import CollectorParams, PerfCollector
 from tests.app.conftest import SCENARIOS, ServiceFactory
 from tests.vcenter.labproc import LabProcess
 
@@ -94,6 +94,32 @@ def test_an_hour_of_outage_is_stored_chunk_by_chunk(paused: LabProcess, make_ser
     assert_contiguous(svc, HOUR + 1)
     assert svc.links["lab"].last_collection is not None
     assert svc.links["lab"].last_collection.isoformat() == caught["latest"]
+
+
+def test_a_catch_up_in_many_chunks_pauses_between_them_and_stores_every_sample(
+    paused: LabProcess, make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks smaller than a round (as the default size makes them on a large vCenter): each stored in
+    its own transaction, with a pause between two of one cycle, and every sample stored once."""
+    monkeypatch.setattr(
+        vcenters, "PerfCollector", lambda conn: PerfCollector(conn, CollectorParams(chunk_samples=100))
+    )
+    pauses: list[float] = []
+    monkeypatch.setattr(collection, "pause_between_chunks", pauses.append)
+    svc = make_service(paused)
+    first = collect(svc)
+    assert first["chunks"] == 1
+    assert pauses == []  # a regular cycle is one chunk: no pause
+    paused.step(HOUR)
+    caught = collect(svc)
+    assert caught["errors"] == []
+    assert caught["rounds"] == HOUR // WINDOW
+    assert caught["chunks"] > 2 * caught["rounds"]
+    assert pauses == [collection.CHUNK_PAUSE_S] * (caught["chunks"] - 1)
+    assert caught["duplicates"] == 0
+    assert caught["disk_samples"] == HOUR * first["disk_samples"]
+    assert caught["stored"] == caught["disk_samples"] + caught["host_samples"]
+    assert_contiguous(svc, HOUR + 1)
 
 
 def test_a_store_failure_half_way_loses_nothing(

@@ -1,8 +1,11 @@
 """Who is calling: API tokens (``Authorization: Bearer``) and vSphere Client sessions, and their roles.
 
 API tokens are verified through the store's token repository (a salted PBKDF2 digest); a verified
-token is remembered for ``auth.token_cache_s`` under a SHA-256 of the token, and each later use only
-re-reads its row, so a revoked or expired token is refused at once without paying the digest again.
+token is remembered for ``auth.token_cache_s`` under a SHA-256 of the token (never the token itself).
+A later use re-reads the token's row only when the store's token table has changed since the last
+read (a revocation through this service, which is thus refused at once) or when that read is more than
+``TOKEN_RECHECK_S`` old (a revocation by ``basil token revoke`` from another process); expiry is checked
+on every use. Between those reads a request's authentication is a hash and a dict lookup.
 
 The vSphere Client plugin sends the user's vCenter session token (``X-Basil-VC-Session``) and the
 vCenter it belongs to (``X-Basil-VC-Server``). The token is validated by the clone-ticket flow
@@ -28,6 +31,7 @@ from basil.config import AuthConfig, VCenterConfig
 from basil.config.schema import host_port
 from basil.errors import AuthenticationError, BasilError, PermissionDeniedError
 from basil.store import Store
+from basil.store.models import ApiTokenRow
 from basil.store.tokens import TokenInfo, token_status, verify_token
 from basil.vcenter.client_session import ClientSession
 from basil.vcenter.connection import ConnectionParams, TLSOptions
@@ -69,6 +73,10 @@ REFUSED_SESSION_S = 30.0
 # cached one and an API token cost nothing here.
 REFUSALS_BURST = 10
 REFUSAL_REFILL_S = 6.0
+# At most this long between two reads of a cached API token's row: how long a token revoked by another
+# process (``basil token revoke`` on the same store) may still be accepted here. A revocation or any
+# other change of the token table made through this service is seen at the next request.
+TOKEN_RECHECK_S = 1.0
 
 SessionValidator = Callable[[ConnectionParams, str, Sequence[str]], ClientSession]
 
@@ -126,6 +134,15 @@ class Principal:
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
 
 
+@dataclass(frozen=True)
+class _CheckedToken:
+    """A verified token's info as last read from the store, the token table's generation then, and when."""
+
+    info: TokenInfo
+    generation: tuple[int, ...]
+    checked_at: float
+
+
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -158,6 +175,13 @@ class _TTLCache(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+    def update(self, key: K, value: V) -> None:
+        """Replace the value of a present entry, keeping its age (a missing or expired one stays out)."""
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items[key] = (item[0], value)
 
     def discard_where(self, keep: Callable[[V], bool]) -> None:
         with self._lock:
@@ -205,7 +229,8 @@ class Authenticator:
 
             session_validator = validate_client_session
         self._validate_session = session_validator
-        self._tokens: _TTLCache[str, TokenInfo] = _TTLCache(config.token_cache_s, clock=clock)
+        self._clock = clock
+        self._tokens: _TTLCache[str, _CheckedToken] = _TTLCache(config.token_cache_s, clock=clock)
         self._sessions: _TTLCache[str, Principal] = _TTLCache(config.vcenter_session_cache_s, clock=clock)
         # A refused session token is refused again without asking vCenter for a while, so that a client
         # retrying a stale token (or guessing) does not turn into a stream of clone-ticket requests.
@@ -243,20 +268,27 @@ class Authenticator:
         key = _digest(token)
         cached = self._tokens.get(key)
         if cached is not None:
-            with self.store.read_session() as session:
-                current = token_status(session, cached.lookup_id)
+            generation = self.store.generation(ApiTokenRow.__tablename__)
+            current: TokenInfo | None = cached.info
+            if generation != cached.generation or self._clock() - cached.checked_at >= TOKEN_RECHECK_S:
+                # The generation is taken before the read: a change committed meanwhile moves it again.
+                with self.store.read_session() as session:
+                    current = token_status(session, cached.info.lookup_id)
+                if current is not None:
+                    self._tokens.update(key, _CheckedToken(current, generation, self._clock()))
             if current is None or not current.active:
-                self._tokens.discard_where(lambda info: info.lookup_id != cached.lookup_id)
+                self.forget_token(cached.info.lookup_id)
                 raise AuthenticationError("invalid, expired or revoked API token")
             return Principal(current.name, current.role, "token", current.lookup_id)
+        generation = self.store.generation(ApiTokenRow.__tablename__)
         with self.store.session() as session:
             info = verify_token(session, token)
-        self._tokens.put(key, info)
+        self._tokens.put(key, _CheckedToken(info, generation, self._clock()))
         return Principal(info.name, info.role, "token", info.lookup_id)
 
     def forget_token(self, lookup_id: str) -> None:
         """Drop a token from the cache at once (after a revocation through the API)."""
-        self._tokens.discard_where(lambda info: info.lookup_id != lookup_id)
+        self._tokens.discard_where(lambda checked: checked.info.lookup_id != lookup_id)
 
     # --- vCenter sessions --------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app, g, request
 
+from basil.api.answers import AnswerCache
 from basil.api.auth import CREDENTIAL_HEADERS, Authenticator, Principal
 from basil.api.metrics import ApiMetrics
 from basil.api.service import ServiceApi
@@ -21,6 +22,7 @@ class ApiState:
     authenticator: Authenticator
     metrics: ApiMetrics
     cors_origins: frozenset[str] = field(default_factory=frozenset)
+    answers: AnswerCache = field(default_factory=AnswerCache)  # rendered answers of cached reads
 
     def authenticate(self) -> Principal:
         """The caller of the current request (stored in ``g.principal``), or AuthenticationError."""

@@ -17,6 +17,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, g, request
 
 from basil.api import validation
+from basil.api.answers import Answer, Cached
 from basil.api.auth import ROLE_RANK
 from basil.errors import Problem, ValidationError
 
@@ -58,6 +59,8 @@ class Operation:
     headers: Mapping[str, str] = field(default_factory=dict)
     endpoint: str = ""
     prefix: str = ""
+    # A read whose rendered answer is cached while what it names is unchanged (basil.api.answers).
+    cache: Cached | None = None
 
     @property
     def full_path(self) -> str:
@@ -95,10 +98,16 @@ def operation(
     target: str = "",
     media_type: str = "application/json",
     headers: Mapping[str, str] | None = None,
+    cache: Cached | None = None,
 ) -> Callable[[View], View]:
-    """Register the decorated function as *method* *path* on *bp* and record its :class:`Operation`."""
+    """Register the decorated function as *method* *path* on *bp* and record its :class:`Operation`.
+
+    *cache*: the answer (a GET's, returned as data, not as a Response) is cached and served again
+    while the tables and state it names are unchanged (:mod:`basil.api.answers`)."""
     if role is not None and role not in ROLE_RANK:
         raise ValueError(f"unknown role {role!r}")
+    if cache is not None and (method.upper() != "GET" or action):
+        raise ValueError(f"only reads may be cached, not {method} {path}")
 
     def register(view: View) -> View:
         endpoint = f"{bp.name}.{view.__name__}"
@@ -121,6 +130,7 @@ def operation(
             headers=dict(headers or {}),
             endpoint=endpoint,
             prefix=bp.url_prefix or "",
+            cache=cache,
         )
         if endpoint in OPERATIONS and OPERATIONS[endpoint].full_path != op.full_path:
             raise ValueError(f"endpoint {endpoint} declared twice")
@@ -164,6 +174,8 @@ def run_operation(op: Operation, view: View, path_values: Mapping[str, str]) -> 
     # From here on a write is the service's to audit (or the view's own, for tokens): the web layer
     # audits only what it refused above.
     g.service_called = True
+    if op.cache is not None:
+        return _cached_answer(state, op, op.cache, view, path_values)
     result = view(**path_values)
     if isinstance(result, Response):
         return result
@@ -172,9 +184,35 @@ def run_operation(op: Operation, view: View, path_values: Mapping[str, str]) -> 
     return json_response(result, op.status)
 
 
+def _cached_answer(
+    state: Any, op: Operation, cached: Cached, view: View, path_values: Mapping[str, str]
+) -> Response:
+    """The answer of a cached read: the stored bytes while their basis holds, else the view's, stored."""
+    principal = g.get("principal")
+    role = principal.role if principal is not None else ""
+    key = state.answers.key(op.endpoint, role, path_values, g.query)
+    # Taken before the view runs (basil.app.view_cache): a write landing meanwhile moves it again.
+    basis = state.answers.basis(cached, state.service.read_basis(cached.tables, cached.state))
+
+    def build() -> Answer:
+        result = view(**path_values)
+        if isinstance(result, Response):
+            raise TypeError(f"{op.endpoint} is cached and must return data, not a Response")
+        return Answer(op.status, render_json(result))
+
+    answer = state.answers.get(key, basis, build)
+    return Response(answer.body, status=answer.status, mimetype="application/json")
+
+
+def render_json(data: Any) -> bytes:
+    """*data* as the app's JSON text (ISO 8601 times), newline-terminated, encoded."""
+    text: str = current_app.json.dumps(data)
+    return (text + "\n").encode("utf-8")
+
+
 def json_response(data: Any, status: int = 200) -> Response:
     """*data* as a JSON response with the app's encoder (ISO 8601 times)."""
-    return Response(current_app.json.dumps(data) + "\n", status=status, mimetype="application/json")
+    return Response(render_json(data), status=status, mimetype="application/json")
 
 
 def _body(op: Operation) -> Any:

@@ -1,17 +1,20 @@
 """What the web layer needs from the application layer: the façade's surface, as a typing Protocol.
 
 ``basil.app.Service`` satisfies it; the web layer depends on nothing else of ``basil.app`` but
-:class:`basil.app.Actor` (and the audit helper for the token endpoints, which are the web layer's own).
+:class:`basil.app.Actor`, the read cache of :mod:`basil.app.view_cache` (for cached answers) and the
+audit helper for the token endpoints, which are the web layer's own.
 Reads return JSON-ready data in the shapes of API-CONTRACT.md; actions take the calling
 :class:`~basil.app.Actor` and audit themselves.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
 from basil.app.actor import Actor
+from basil.app.view_cache import Basis
 from basil.config import BasilConfig
 from basil.errors import Problem
 from basil.store import Store
@@ -50,6 +53,7 @@ class ServiceApi(Protocol):
     def metrics(self) -> str: ...
     def shown(self, moment: datetime | None, vcenter: str | None = None) -> datetime | None: ...
     def local_time(self, shown: datetime, vcenter: str | None = None) -> datetime: ...
+    def read_basis(self, tables: Sequence[str] = (), state: Sequence[str] = ()) -> Basis: ...
 
     # --- actions (each audited by the service) ------------------------------------------------------
     def recommend_now(self, pod: str, actor: Actor) -> dict[str, Any]: ...

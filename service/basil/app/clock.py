@@ -31,6 +31,9 @@ class VCenterClock:
         self._local: list[float] = []
         self._remote: list[float] = []
         self.max_readings = max_readings
+        # Readings taken so far: a new one can change how recent moments are shown (cached answers
+        # that show times are built again after it).
+        self.generation = 0
 
     def note(self, local: datetime, remote: datetime) -> None:
         """A reading: vCenter's clock said *remote* at the service's *local* (both aware)."""
@@ -44,6 +47,7 @@ class VCenterClock:
                 self._remote.clear()
             self._local.append(lt)
             self._remote.append(rt)
+            self.generation += 1
             if len(self._local) > self.max_readings:
                 del self._local[0], self._remote[0]
 

@@ -8,11 +8,14 @@ both work.
 
 A cycle's samples arrive in chunks (:class:`~basil.vcenter.types.SampleChunk`) and each is stored in
 its own transaction as it comes (:class:`CollectionWriter`), so a cycle that catches up an hour of
-backlog never holds more than a chunk of it.
+backlog never holds more than a chunk of it. Between two chunks of a cycle the writer pauses
+(``CHUNK_PAUSE_S``, the GIL and the store's write lock released): an API write waiting for the lock
+and the API's threads get in, instead of the whole catch-up running as one stall.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +31,16 @@ from basil.store.samples import (
 from basil.vcenter.types import CollectionReport, DiskSample, HostDatastoreSample, SampleChunk
 
 _S = TypeVar("_S", DiskSample, HostDatastoreSample)
+
+#: The writer's pause between two chunks of one cycle: the API's threads and a write waiting for the
+#: store's lock (SQLite's busy handler retries within milliseconds at first) get in. A regular cycle is
+#: one chunk and never pauses; an hour's catch-up pauses about 0.3 s on the bench's 300 disks (15
+#: chunks) and about 6 s on the lab's large scenario of 6,000 disks (about 300 chunks, 54 s in all).
+CHUNK_PAUSE_S = 0.02
+
+
+def pause_between_chunks(seconds: float) -> None:
+    time.sleep(seconds)  # releases the GIL; the store's write lock is not held here
 
 
 def _ts(moment: datetime) -> int:
@@ -216,6 +229,8 @@ class CollectionWriter:
         ]
         latest = max(times) if times else None
         if disk_rows or host_rows:
+            if self.chunks:
+                pause_between_chunks(CHUNK_PAUSE_S)
             with self.store.session() as session:
                 a = record_disk_samples(session, disk_rows, latest)
                 b = record_host_datastore_samples(session, host_rows, latest)

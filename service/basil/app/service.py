@@ -306,6 +306,18 @@ class Service:
             self.store.generation(*tables) + self.generations.get(*state),
         )
 
+    def read_basis(self, tables: Sequence[str] = (), state: Sequence[str] = ()) -> Basis:
+        """:meth:`basis` over every vCenter's inventory as last polled (None while its link is down) and
+        its clock's readings (times are shown on it); never connects, never waits (for the API's cached
+        answers, basil.api.answers)."""
+        inventories = self._last_inventories()
+        return Basis(
+            tuple(inventories.get(name) for name in self.links),
+            self.store.generation(*tables)
+            + self.generations.get(*state)
+            + tuple(clock.generation for clock in self.vcenter_clocks.values()),
+        )
+
     def disk_models(self, vcenter: str) -> Mapping[DiskRef, DiskModel]:
         """The current workload model of every disk of *vcenter* (cached until the next fit)."""
 

@@ -27,6 +27,7 @@ from basil.store import plans as plan_store
 from basil.store.applied import disk_settings
 from basil.store.audit import query as audit_query
 from basil.store.fits import DiskModel, disk_model_history
+from basil.store.models import JobRunRow
 from basil.store.overrides import Override
 from basil.store.predictions import PredictionCheck, pod_checks
 from basil.store.recommendations import Recommendation, get_recommendation, open_recommendations
@@ -915,9 +916,18 @@ def job_run(svc: Service, r: runs.JobRun) -> dict[str, Any]:
     }
 
 
+def _last_runs(svc: Service) -> dict[str, runs.JobRun]:
+    """The latest run of every job, read again only after a run was recorded or changed."""
+
+    def build() -> dict[str, runs.JobRun]:
+        with svc.store.read_session() as session:
+            return runs.last_runs(session)
+
+    return svc.cache.get(("last_runs",), svc.basis(tables=(JobRunRow.__tablename__,)), build)
+
+
 def jobs(svc: Service) -> list[dict[str, Any]]:
-    with svc.store.read_session() as session:
-        last = runs.last_runs(session)
+    last = _last_runs(svc)
     scheduled = (
         {j.id: j for j in svc.scheduler.get_jobs(jobstore=SCHEDULED)} if svc.scheduler is not None else {}
     )

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
@@ -146,7 +146,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _move(row: PlanMoveRow) -> Move:
+def _move(row: PlanMoveRow | Row[Any]) -> Move:
     return Move(
         row.id, row.plan_id, row.seq, row.vcenter, row.vm, row.vm_name, row.disk_key, row.instance,
         row.size_bytes, row.source_datastore, row.target_datastore, row.state, row.task_id, row.progress,
@@ -154,7 +154,7 @@ def _move(row: PlanMoveRow) -> Move:
     )  # fmt: skip
 
 
-def _plan(row: PlanRow, moves: Sequence[PlanMoveRow]) -> Plan:
+def _plan(row: PlanRow | Row[Any], moves: Sequence[PlanMoveRow | Row[Any]]) -> Plan:
     return Plan(
         row.id, row.pod, row.vcenter, row.state, row.source, row.created_at, row.created_by,
         row.approved_at, row.approved_by, row.started_at, row.finished_at, row.updated_at,
@@ -259,18 +259,21 @@ def get_plan(session: Session, plan_id: int) -> Plan:
 def list_plans(
     session: Session, *, pod: str | None = None, states: Sequence[str] | None = None, limit: int = 100
 ) -> list[Plan]:
-    """Plans, newest first, optionally of one pod and in some states."""
-    query = select(PlanRow).order_by(PlanRow.created_at.desc(), PlanRow.id.desc()).limit(limit)
+    """Plans, newest first, optionally of one pod and in some states.
+
+    Read as plain rows of the tables (not ORM objects, which cost several times as much to load and
+    are not needed to read): the read models list up to a hundred plans whenever plans change."""
+    session.flush()  # a select of the tables does not flush this session's pending changes by itself
+    plans_t, moves_t = PlanRow.__table__, PlanMoveRow.__table__
+    query = select(plans_t).order_by(plans_t.c.created_at.desc(), plans_t.c.id.desc()).limit(limit)
     if pod is not None:
-        query = query.where(PlanRow.pod == pod)
+        query = query.where(plans_t.c.pod == pod)
     if states is not None:
-        query = query.where(PlanRow.state.in_(list(states)))
-    rows = list(session.execute(query).scalars())
-    moves: dict[int, list[PlanMoveRow]] = {r.id: [] for r in rows}
+        query = query.where(plans_t.c.state.in_(list(states)))
+    rows = session.execute(query).all()
+    moves: dict[int, list[Row[Any]]] = {r.id: [] for r in rows}
     if rows:
-        for move in session.execute(
-            select(PlanMoveRow).where(PlanMoveRow.plan_id.in_(list(moves)))
-        ).scalars():
+        for move in session.execute(select(moves_t).where(moves_t.c.plan_id.in_(list(moves)))):
             moves[move.plan_id].append(move)
     return [_plan(r, moves[r.id]) for r in rows]
 

@@ -109,7 +109,9 @@ class CollectorParams:
     hosts: bool = True
     window_samples: int = 60  # at most this many samples per entity and query while catching up (20 min)
     max_rounds: int = 8  # query rounds per cycle; an entity still behind after them goes on next cycle
-    chunk_samples: int = 20_000  # samples handed to the sink at once (an entity's window is never split)
+    # Samples handed to the sink at once (an entity's window is never split): the service stores each
+    # chunk in one transaction, so this bounds how long a catch-up holds the store's write lock.
+    chunk_samples: int = 4_000
     # Metrics × expected samples per query: a catch-up query answers about as much as 256 metrics
     # of one window, however high vCenter's metric limit (or none) lets a regular query go.
     max_query_values: int = 256 * 60

@@ -8,6 +8,7 @@ from typing import Any
 from flask import Blueprint
 
 from basil.api import schemas as s
+from basil.api.answers import AUDIT, Cached
 from basil.api.context import current_actor, current_service, current_state
 from basil.api.operations import json_body, operation, query_args
 from basil.app.actor import audited
@@ -55,7 +56,7 @@ def _iso(value: datetime | None) -> str | None:
 
 @operation(
     bp, "GET", "/audit", summary="Audit log", role="viewer", response=s.array(s.ref("AuditEntry")),
-    query=_AUDIT_QUERY, errors=(400,),
+    query=_AUDIT_QUERY, errors=(400,), cache=Cached(AUDIT),
 )  # fmt: skip
 def audit_log() -> Any:
     """Who did what, when, from where and how it ended; newest first (page with ``before``)."""

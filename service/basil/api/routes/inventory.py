@@ -7,9 +7,11 @@ from typing import Any
 from flask import Blueprint
 
 from basil.api import schemas as s
+from basil.api.answers import APPLIED, DEVICE_SAMPLES, JOB_RUNS, Cached
 from basil.api.context import current_service
 from basil.api.operations import operation, query_args
 from basil.app.lists import DEFAULT_LIMIT, FILTERS, MAX_LIMIT, sort_values
+from basil.app.view_cache import CONFIG, FITS, PLANS, PREDICTIONS, RECOMMENDATIONS, ROUNDS, SAMPLES, SRP_POOLS
 
 bp = Blueprint("inventory", __name__)
 
@@ -22,6 +24,12 @@ HOURS = {
     "description": "hours of history",
 }
 _HISTORY = {"hours": HOURS}
+
+# What the cached answers are built from (basil.api.answers; the inventories always count).
+#: A pod's view (basil.app.views._pod_basis).
+_POD = Cached(FITS + PLANS + RECOMMENDATIONS + PREDICTIONS, (SAMPLES, ROUNDS, CONFIG))
+#: Modelling runs within the last hours: built again every few seconds as the window moves.
+_RUNS = Cached(JOB_RUNS, (CONFIG,), max_age_s=5.0)
 
 _FILTER_DOCS = {
     "pod": "only objects in this pod (by name; a VM is in the pods of its disks' datastores)",
@@ -88,14 +96,29 @@ def disks() -> Any:
 
 
 @operation(
-    bp, "GET", "/pods", summary="Pods (load-balancing domains)", role="viewer", response=s.array(s.ref("Pod"))
+    bp,
+    "GET",
+    "/pods",
+    summary="Pods (load-balancing domains)",
+    role="viewer",
+    response=s.array(s.ref("Pod")),
+    cache=_POD,
 )
 def pods() -> Any:
     """Every pod with its datastores, imbalance, pending moves and last recommendation."""
     return current_service().pods()
 
 
-@operation(bp, "GET", "/pods/{pod}", summary="One pod", role="viewer", response=s.ref("Pod"), errors=(404,))
+@operation(
+    bp,
+    "GET",
+    "/pods/{pod}",
+    summary="One pod",
+    role="viewer",
+    response=s.ref("Pod"),
+    errors=(404,),
+    cache=_POD,
+)
 def pod(pod: str) -> Any:
     """One pod with its datastores and its recent and pending moves."""
     return current_service().pod(pod)
@@ -110,6 +133,7 @@ def pod(pod: str) -> Any:
     response=s.ref("PodHistory"),
     query=_HISTORY,
     errors=(400, 404),
+    cache=_RUNS,
 )
 def pod_history(pod: str) -> Any:
     """The pod's imbalance and each datastore's normalized load N over the last hours."""
@@ -118,7 +142,7 @@ def pod_history(pod: str) -> Any:
 
 @operation(
     bp, "GET", "/datastores/{id}", summary="One datastore and its device model", role="viewer",
-    response=s.ref("Datastore"), errors=(404,),
+    response=s.ref("Datastore"), errors=(404,), cache=Cached(FITS, (SAMPLES, CONFIG)),
 )  # fmt: skip
 def datastore(id: str) -> Any:
     """DatastoreSummary plus the device model: P = 1/slope, fit quality, points used."""
@@ -128,6 +152,7 @@ def datastore(id: str) -> Any:
 @operation(
     bp, "GET", "/datastores/{id}/model/points", summary="The samples behind the device model", role="viewer",
     response=s.array(s.ref("ModelPoint")), query=_HISTORY, errors=(400, 404),
+    cache=Cached(DEVICE_SAMPLES, (SAMPLES,)),
 )  # fmt: skip
 def datastore_points(id: str) -> Any:
     """The <OIO, latency> scatter the device model is fitted to (BASIL §4)."""
@@ -136,7 +161,7 @@ def datastore_points(id: str) -> Any:
 
 @operation(
     bp, "GET", "/datastores/{id}/load", summary="Normalized load over time", role="viewer",
-    response=s.array(s.ref("LoadPoint")), query=_HISTORY, errors=(400, 404),
+    response=s.array(s.ref("LoadPoint")), query=_HISTORY, errors=(400, 404), cache=_RUNS,
 )  # fmt: skip
 def datastore_load(id: str) -> Any:
     """The datastore's normalized load N = ΣL / P over the last hours."""
@@ -151,6 +176,7 @@ def datastore_load(id: str) -> Any:
     role="viewer",
     response=s.ref("VM"),
     errors=(404,),
+    cache=Cached(FITS + APPLIED + SRP_POOLS, (SAMPLES, CONFIG)),
 )
 def vm(id: str) -> Any:
     """The VM's disks with their workload models, pool membership and SRP settings."""
@@ -159,7 +185,7 @@ def vm(id: str) -> Any:
 
 @operation(
     bp, "GET", "/disks/{id}/model", summary="A disk's workload model over time", role="viewer",
-    response=s.ref("DiskModel"), query=_HISTORY, errors=(400, 404),
+    response=s.ref("DiskModel"), query=_HISTORY, errors=(400, 404), cache=Cached(FITS, max_age_s=5.0),
 )  # fmt: skip
 def disk_model(id: str) -> Any:
     """The four workload parameters' 90th percentiles and the load L over time (BASIL eq. 1)."""

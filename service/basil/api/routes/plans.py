@@ -7,11 +7,17 @@ from typing import Any
 from flask import Blueprint
 
 from basil.api import schemas as s
+from basil.api.answers import Cached
 from basil.api.context import current_actor, current_service
 from basil.api.operations import json_body, operation, query_args
+from basil.app.view_cache import PLANS, RECOMMENDATIONS
 from basil.errors import NotFoundError
 
 bp = Blueprint("plans", __name__)
+
+#: What a plan's answer is built from (basil.api.answers): plans, their moves and the moves'
+#: recommendations (reasons, predictions); datastore names from the inventories.
+_PLANS = Cached(PLANS + RECOMMENDATIONS)
 
 
 def plan_id(text: str) -> int:
@@ -90,7 +96,7 @@ _POD = {"type": "string", "minLength": 1, "maxLength": 63}
 
 @operation(
     bp, "GET", "/plans", summary="Plans", role="viewer", response=s.array(s.ref("Plan")),
-    query={"state": _STATE, "pod": _POD}, errors=(400,),
+    query={"state": _STATE, "pod": _POD}, errors=(400,), cache=_PLANS,
 )  # fmt: skip
 def plans() -> Any:
     """Plans, newest first, optionally of one state or one pod."""
@@ -98,7 +104,16 @@ def plans() -> Any:
     return current_service().plans(state=q.get("state"), pod=q.get("pod"))
 
 
-@operation(bp, "GET", "/plans/{id}", summary="One plan", role="viewer", response=s.ref("Plan"), errors=(404,))
+@operation(
+    bp,
+    "GET",
+    "/plans/{id}",
+    summary="One plan",
+    role="viewer",
+    response=s.ref("Plan"),
+    errors=(404,),
+    cache=_PLANS,
+)
 def plan(id: str) -> Any:
     """The plan with each move's state, progress, vCenter task and message."""
     return current_service().plan(plan_id(id))

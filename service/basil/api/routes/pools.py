@@ -7,14 +7,19 @@ from typing import Any
 from flask import Blueprint
 
 from basil.api import schemas as s
+from basil.api.answers import Cached
 from basil.api.context import current_actor, current_service
 from basil.api.operations import json_body, operation, query_args
+from basil.app.view_cache import SRP_POOLS
 from basil.errors import Problem, ValidationError
 
 bp = Blueprint("pools", __name__)
 
 
-@operation(bp, "GET", "/pools", summary="Pool trees", role="viewer", response=s.array(s.ref("PoolTree")))
+@operation(
+    bp, "GET", "/pools", summary="Pool trees", role="viewer", response=s.array(s.ref("PoolTree")),
+    cache=Cached(SRP_POOLS),
+)  # fmt: skip
 def pools() -> Any:
     """Every SRP pool tree with its datastore and version."""
     return current_service().pools()
