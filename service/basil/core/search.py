@@ -300,7 +300,6 @@ class BestMoveSearch(PodRound):
         """This pod's units (movable or not), with their sums for both models."""
         demands = self.demands
         position = self.position
-        rows: list[tuple[Unit, int, float, float, float, float, float, float]] = []
         for unit in units:
             i = position.get(unit.datastore)
             if i is None:
@@ -308,17 +307,21 @@ class BestMoveSearch(PodRound):
             disks = unit.disks
             if len(disks) == 1:
                 demand = demands[disks[0]]
-                # 0.0 + as unit_sums adds them (a −0.0 becomes 0.0).
-                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio
-                rows.append((unit, i, a, b, o, demand.line_oio, demand.wa, demand.wb))
+                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
+                reads = demand.line_oio
+                wa, wb = demand.wa, demand.wb
             else:
                 a, b, o = unit_sums(demands, disks)
                 reads = sum(demands[disk].line_oio for disk in disks)
                 wa, wb = unit_write_sums(demands, disks)
-                rows.append((unit, i, a, b, o, reads, wa, wb))
-        if rows:
-            columns = [list(column) for column in zip(*rows, strict=True)]
-            self.units, self.src, self.ua, self.ub, self.uo, self.ul, self.uwa, self.uwb = columns
+            self.units.append(unit)
+            self.src.append(i)
+            self.ua.append(a)
+            self.ub.append(b)
+            self.uo.append(o)
+            self.ul.append(reads)
+            self.uwa.append(wa)
+            self.uwb.append(wb)
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
