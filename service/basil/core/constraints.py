@@ -215,9 +215,11 @@ class PlacementState:
         }
         self.new: set[str] = {name for name, m in models.datastores.items() if m.new}
         self.received: Counter[str] = Counter()
-        self.vms: dict[str, Counter[str]] = {ds.name: Counter() for ds in snapshot.datastores}
+        vms_on: dict[str, list[str]] = {ds.name: [] for ds in snapshot.datastores}
         for disk in snapshot.disks:
-            self.vms[disk.datastore][disk.vm] += 1
+            vms_on[disk.datastore].append(disk.vm)
+        # Counted by Counter's own loop (C), in disk order as increments one by one would.
+        self.vms: dict[str, Counter[str]] = {name: Counter(vms) for name, vms in vms_on.items()}
         self.headroom_pct = params.space_headroom_pct
 
     def room(self, target: str) -> float:

@@ -377,16 +377,16 @@ class BestMoveSearch(PodRound):
         rank = np.empty(n, dtype=np.int64)
         rank[by_preference] = np.arange(n, dtype=np.int64)
         self.rank = rank.tolist()
-        keys = self.uo if self.throughput else load.tolist()
-        pools: list[list[tuple[float, int, int]]] = [[] for _ in range(self.d)]
+        keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
         movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
         ids = np.flatnonzero(movable)
-        key_array = np.array(keys, dtype=np.float64)
         src = np.array(self.src, dtype=np.int64)
-        # Each pool in (key, rank) order: one lexsort by datastore, key, rank.
-        for uid in ids[np.lexsort((rank[ids], key_array[ids], src[ids]))].tolist():
-            pools[self.src[uid]].append((keys[uid], self.rank[uid], uid))
-        return pools
+        # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
+        # consecutive runs of that order.
+        order = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
+        rows = list(zip(keys[order].tolist(), rank[order].tolist(), order.tolist(), strict=True))
+        ends = np.cumsum(np.bincount(src[order], minlength=self.d)).tolist()
+        return [rows[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
