@@ -34,7 +34,6 @@ fewer seeds; ``--timing-only`` for the large round alone.
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import statistics
 import sys
@@ -46,8 +45,6 @@ from pathlib import Path
 import numpy as np
 
 from basil.core.balancer import recommend
-from basil.core.constraints import build_units
-from basil.core.normalized_load import resolve_models
 from basil.core.params import (
     OBJECTIVE_AUTO,
     OBJECTIVE_NORMALIZED_LOAD,
@@ -55,12 +52,10 @@ from basil.core.params import (
     SEARCH_PAIRWISE,
     BalancerParams,
 )
-from basil.core.predictive import disk_demands
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot
-from basil.errors import raise_if_problems
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_balancer import synthetic_snapshot
+from bench_balancer import setup_parts, synthetic_snapshot
 
 HEADROOM_PCT = 10.0
 
@@ -316,29 +311,6 @@ def compare(sizes: list[int], seeds: int, threshold: float) -> None:
                     f"basil {b.imbalance:.4f} in {b.moves} (within 10 % after "
                     f"{moves_to_match(b, g, threshold)})"
                 )
-
-
-def setup_parts(snap: Snapshot, params: BalancerParams) -> dict[str, float]:
-    """CPU seconds of the parts of a round's setup, each timed on its own as the round runs it
-    (with the cyclic collector paused, as the round pauses it)."""
-    parts: dict[str, float] = {}
-    gc.disable()
-    try:
-        c = time.process_time()
-        raise_if_problems([*params.validate(), *snap.validate()], "snapshot")
-        parts["validation"] = time.process_time() - c
-        c = time.process_time()
-        models = resolve_models(snap, params)
-        parts["models"] = time.process_time() - c
-        c = time.process_time()
-        build_units(snap, models, params)
-        parts["units"] = time.process_time() - c
-        c = time.process_time()
-        disk_demands(models, params.workload_model.constants)
-        parts["demands"] = time.process_time() - c
-    finally:
-        gc.enable()
-    return parts
 
 
 def timing(repeat: int) -> None:
