@@ -386,7 +386,7 @@ class BestMoveSearch(PodRound):
         order = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
         rows = list(zip(keys[order].tolist(), rank[order].tolist(), order.tolist(), strict=True))
         ends = np.cumsum(np.bincount(src[order], minlength=self.d)).tolist()
-        return [rows[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+        return [rows[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
