@@ -6,7 +6,8 @@ is skewed so there is imbalance to remove, a few VMs are anti-affine or excluded
 recently. Target: the largest round under 5 s and 1 GiB on the project's 2-core machine.
 
 Wall time is the best of ``--repeat`` rounds, CPU time (``time.process_time``) the lowest: on a
-shared, loaded machine the CPU time is the steadier figure.
+shared, loaded machine the CPU time is the steadier figure. The CPU time of the setup's parts
+(validation, models, units, demands; :func:`setup_parts`, each timed on its own) is printed under it.
 
 Run: ``.venv/bin/python benchmarks/bench_balancer.py`` (or ``make bench``).
 """
@@ -24,9 +25,13 @@ import tracemalloc
 import numpy as np
 
 from basil.core.balancer import recommend
+from basil.core.constraints import build_units
+from basil.core.normalized_load import resolve_models
 from basil.core.params import BalancerParams
+from basil.core.predictive import disk_demands
 from basil.core.snapshot import Datastore, Disk, Rules, Snapshot, parse_snapshot, snapshot_to_document
 from basil.core.workload_model import WorkloadParams
+from basil.errors import raise_if_problems
 
 NOW = 1_700_000_000.0
 SIZES = [(8, 3), (2_000, 50), (40_000, 1_000)]
@@ -98,6 +103,29 @@ def synthetic_snapshot(disks: int, datastores: int, seed: int = 7) -> Snapshot:
     return Snapshot(datastores=tuple(store_list), disks=tuple(disk_list), rules=rules, now=NOW)
 
 
+def setup_parts(snap: Snapshot, params: BalancerParams) -> dict[str, float]:
+    """CPU seconds of the parts of a round's setup, each timed on its own as the round runs it
+    (with the cyclic collector paused, as the round pauses it)."""
+    parts: dict[str, float] = {}
+    gc.disable()
+    try:
+        c = time.process_time()
+        raise_if_problems([*params.validate(), *snap.validate()], "snapshot")
+        parts["validation"] = time.process_time() - c
+        c = time.process_time()
+        models = resolve_models(snap, params)
+        parts["models"] = time.process_time() - c
+        c = time.process_time()
+        build_units(snap, models, params)
+        parts["units"] = time.process_time() - c
+        c = time.process_time()
+        disk_demands(models, params.workload_model.constants)
+        parts["demands"] = time.process_time() - c
+    finally:
+        gc.enable()
+    return parts
+
+
 def _rss_mib() -> float:
     # ru_maxrss is in KiB on Linux.
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -131,13 +159,15 @@ def bench(disks: int, datastores: int, params: BalancerParams, repeat: int) -> N
     parse_snapshot(json.loads(text))
     parse_s = time.perf_counter() - t0
 
+    parts = setup_parts(snapshot, params)
     print(
         f"{disks:>6} disks / {datastores:>4} datastores: round {min(times):7.3f} s (best of {repeat}; "
         f"median {sorted(times)[len(times) // 2]:.3f} s; CPU {min(cpu):.3f} s), "
         f"peak traced memory {peak / 2**20:7.1f} MiB | "
         f"{len(plan.moves):>5} moves, {plan.total_gb:9.0f} GB, f {outcome.before.imbalance:.3f} → "
         f"{outcome.after.imbalance:.3f} ({outcome.objective}: {outcome.stop}) | build {build_s:.2f} s, "
-        f"JSON parse {parse_s:.2f} s ({len(text) / 2**20:.1f} MiB)"
+        f"JSON parse {parse_s:.2f} s ({len(text) / 2**20:.1f} MiB)\n"
+        f"       setup CPU: {', '.join(f'{name} {seconds:.3f} s' for name, seconds in parts.items())}"
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from basil.core.constraints import (
@@ -25,6 +27,7 @@ from basil.core.snapshot import Rules, Snapshot
 from .builders import datastore, disk, snapshot
 
 HOUR = 3600.0
+NOW = 1_700_000_000.0
 
 
 def units_of(snap: Snapshot, params: BalancerParams | None = None) -> list[Unit]:
@@ -211,3 +214,52 @@ def test_allows_agrees_with_violations() -> None:
     for unit in units_of(snap):
         for name in ("maint", "full", "blind", "ok"):
             assert state.allows(unit, name) == (not state.violations(unit, name))
+
+
+def _reference_units(snap: Snapshot) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(datastore, VM, disks) of every unit, grouped and ordered the plain way: one sort of every
+    (datastore, VM, disk id of a splittable VM's disk or "") key."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for d in snap.disks:
+        key = (d.datastore, d.vm, d.id if d.vm in snap.rules.splittable_vms else "")
+        groups.setdefault(key, []).append(d.id)
+    return [(key[0], key[1], tuple(sorted(groups[key]))) for key in sorted(groups)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_units_are_grouped_and_ordered_as_one_sort_of_all_keys_would(seed: int) -> None:
+    """build_units groups per datastore and sorts each datastore's keys (issue 11, speed): the same
+    units in the same order as the plain grouping, and pinned exactly where a rule says so."""
+    rng = random.Random(seed)
+    names = [f"ds-{i}" for i in range(rng.randint(2, 9))]
+    vms = [f"vm-{rng.randint(0, 60):02d}" for _ in range(120)]
+    disks = [
+        disk(
+            f"{vm}/d{i}",
+            rng.choice(names),
+            load=rng.uniform(1.0, 50.0),
+            last_moved=NOW - rng.choice([1.0, 30.0]) * HOUR if rng.random() < 0.2 else None,
+        )
+        for i, vm in enumerate(vms)
+    ]
+    rules = Rules(
+        splittable_vms=frozenset(sorted(set(vms))[::4]), excluded_vms=frozenset(sorted(set(vms))[1::9])
+    )
+    stores = [datastore(n, maintenance=n == names[-1]) for n in names]
+    snap = snapshot(stores, disks, rules=rules, now=NOW)
+    units = units_of(snap)
+    assert [(u.datastore, u.vm, u.disks) for u in units] == _reference_units(snap)
+    assert [u.index for u in units] == list(range(len(units)))
+    by_id = {d.id: d for d in snap.disks}
+    for u in units:
+        recent = any((moved := by_id[d].last_moved) is not None and NOW - moved < 24 * HOUR for d in u.disks)
+        expected = (
+            PINNED_EXCLUDED
+            if u.vm in rules.excluded_vms
+            else PINNED_MAINTENANCE
+            if u.datastore == names[-1]
+            else PINNED_PING_PONG
+            if recent
+            else None
+        )
+        assert u.pinned == expected

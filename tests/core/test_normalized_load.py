@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from dataclasses import replace
 
@@ -168,3 +169,28 @@ def test_described_new_luns_can_take_more_than_one_workload_in_a_round() -> None
     assert plan.datastores["9diskLUN"].source == MODEL_PRIOR
     assert not plan.datastores["9diskLUN"].new
     assert Counter(m.target for m in plan.moves)["9diskLUN"] > 1
+
+
+@pytest.mark.parametrize(
+    "constants",
+    [WorkloadConstants(), WorkloadConstants(k1=1, k2=2, k3=0, k4=3)],
+    ids=["defaults", "integer-constants"],
+)
+def test_every_workload_load_is_eq_1_of_its_workload_bit_for_bit(constants: WorkloadConstants) -> None:
+    """resolve_models computes eq. 1 for all workload-modelled disks at once (numpy): each L is the
+    float load_metric gives for that disk, among disks given by L, integer fields and extremes."""
+    rng = random.Random(5)
+    disks = []
+    for i in range(300):
+        oio = rng.choice([rng.uniform(0.0, 64.0), float(rng.randint(0, 32)), rng.randint(0, 32), 0.0, 1e6])
+        w = workload(oio, rng.choice([4, 8.0, 0.5, 1024.0]), rng.uniform(0, 100), rng.choice([0, 100, 33.3]))
+        given = rng.random() < 0.2
+        disks.append(disk(f"vm{i}/d0", "a", load=rng.uniform(0.0, 99.0) if given else None, workload=w))
+    snap = snapshot([datastore("a")], disks)
+    params = BalancerParams(workload_model=WorkloadModelParams(constants=constants))
+    models = resolve_models(snap, params)
+    for d in snap.disks:
+        assert d.workload is not None
+        expected = d.load if d.load is not None else load_metric(d.workload, constants)
+        assert models.disks[d.id].load == expected
+        assert math.copysign(1.0, models.disks[d.id].load) == math.copysign(1.0, expected)

@@ -495,7 +495,7 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     pinned = tuple(
         Pinned(u.vm, u.disks, u.datastore, u.pinned, u.pinned_reason) for u in units if u.pinned is not None
     )
-    flagged = {d: m.flags for d, m in sorted(models.disks.items()) if m.flags}
+    flagged = dict(sorted((d, m.flags) for d, m in models.disks.items() if m.flags))  # by disk id
     return Plan(
         moves=tuple(moves),
         pods=tuple(b.outcome() for b in balancers),

@@ -93,6 +93,8 @@ _F_FLOOR = 1e-4
 _FULL_PAIRS = 64  # up to this many datastores, every source is paired with every target
 _SOURCES = 12  # above it: this many sources by N and as many by gradient
 _TARGETS = 24  # and this many targets by N and as many by gradient
+# Rows of BestMoveSearch's per-datastore table a pair's target contributes (N, N/P, 1/P, 1/P², P).
+_TARGET_ROWS = np.array([0, 1, 2, 3, 6], dtype=np.int64)[:, None]
 _PAIRS_AT_ONCE = 128  # pairs taken from the bound array per partial sort
 _SCAN = 24  # units skipped at most while looking for an allowed neighbour
 _EXACT_UNITS = 48  # throughput: every unit of a source with at most this many is evaluated
@@ -381,16 +383,16 @@ class BestMoveSearch(PodRound):
         rank = np.empty(n, dtype=np.int64)
         rank[by_preference] = np.arange(n, dtype=np.int64)
         self.rank = rank.tolist()
-        keys = self.uo if self.throughput else load.tolist()
-        pools: list[list[tuple[float, int, int]]] = [[] for _ in range(self.d)]
+        keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
         movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
         ids = np.flatnonzero(movable)
-        key_array = np.array(keys, dtype=np.float64)
         src = np.array(self.src, dtype=np.int64)
-        # Each pool in (key, rank) order: one lexsort by datastore, key, rank.
-        for uid in ids[np.lexsort((rank[ids], key_array[ids], src[ids]))].tolist():
-            pools[self.src[uid]].append((keys[uid], self.rank[uid], uid))
-        return pools
+        # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
+        # consecutive runs of that order.
+        order = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
+        rows = list(zip(keys[order].tolist(), rank[order].tolist(), order.tolist(), strict=True))
+        ends = np.cumsum(np.bincount(src[order], minlength=self.d)).tolist()
+        return [rows[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
@@ -641,12 +643,14 @@ class BestMoveSearch(PodRound):
         if count == 0:
             return [], []
         k = min(_SOURCES * self.width, count)
-        by_n = np.where(has, self.N, -np.inf)
-        by_s = np.where(has, -score if low_is_target else score, -np.inf)
+        # The highest N and score among datastores with movable units, negated for argpartition
+        # (−inf for the others, negated: +inf).
+        low_n = np.where(has, -self.N, np.inf)
+        low_s = np.where(has, score if low_is_target else -score, np.inf)
         # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
         chosen = np.zeros(self.d, dtype=np.bool_)
-        chosen[np.argpartition(-by_n, k - 1)[:k]] = True
-        chosen[np.argpartition(-by_s, k - 1)[:k]] = True
+        chosen[np.argpartition(low_n, k - 1)[:k]] = True
+        chosen[np.argpartition(low_s, k - 1)[:k]] = True
         sources: list[int] = np.flatnonzero(chosen & has).tolist()
         j = min(_TARGETS * self.width, self.d - 1)
         t_score = score if low_is_target else -score
@@ -724,29 +728,29 @@ class BestMoveSearch(PodRound):
         # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
         per = self._per
         np.divide(self.N, self.P, out=per[1])
-        nx, qx, ix, i2x, lmin, lmax = per[:6, sources][:, :, None]
-        ny, qy, iy, i2y, py = per[:, targets][[0, 1, 2, 3, 6]][:, None, :]
+        xs, ys = np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64)
+        nx, qx, ix, i2x, lmin, lmax = per[:6, xs][:, :, None]
+        ny, qy, iy, i2y, py = per[_TARGET_ROWS, ys][:, None, :]
         alpha = 2.0 * (qy - qx)
         beta = i2x + i2y
         gamma = iy - ix
         high = np.minimum(lmax, (nx - ny) * py)
         valid = high >= lmin
-        valid[np.asarray(sources)[:, None] == np.asarray(targets)[None, :]] = False
+        valid[xs[:, None] == ys[None, :]] = False
         den = 2.0 * beta * total - alpha * gamma
-        with np.errstate(divide="ignore", invalid="ignore"):
-            star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
-        top = np.maximum(high, lmin)
-        star = np.clip(star, lmin, top)
-        # f² + 1 over d at the stationary point and both ends, in one array.
-        amount = np.empty((3, *star.shape), dtype=np.float64)
-        amount[0], amount[1], amount[2] = star, lmin, top
+        # f² + 1 over d at the stationary point and both ends, in one array (amount[0] the point).
+        amount = np.empty((3, *den.shape), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
+            top = np.maximum(high, lmin)
+            np.minimum(np.maximum(star, lmin, out=star), top, out=amount[0])  # clip to [lmin, top]
+            amount[1], amount[2] = lmin, top
             t = total + gamma * amount
             h = (squares + alpha * amount + beta * amount * amount) / (t * t)
             best = np.minimum(np.minimum(h[0], h[1]), h[2])
             bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
         gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
-        return gain, sources, targets, star, high
+        return gain, sources, targets, amount[0], high
 
     def _best_move_n(self) -> _Choice | None:
         bounds = self._pair_bounds_n()
