@@ -559,25 +559,17 @@ def predict_consolidation(
             cached = _write_cached(w, device)
             read_ms = (w.read_latency_ms + added) * stretch
             write_ms = w.write_latency_ms if cached else (w.write_latency_ms + added) * stretch
-            # Little's law for a closed loop: its outstanding IOs stay, its IOPS follow 1 / C̄.
-            before = w.mean_latency_ms
-            after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
-            scale = before / after if after > 0 and before > 0 else 1.0
             if w.alone:
                 confidence = "measured alone"
             else:
                 confidence = "never measured alone: estimated from figures shared with other disks"
             out.append(
-                WorkloadPrediction(
-                    name=w.name,
-                    group=w.group,
-                    read_iops=scale * w.read_iops,
-                    write_iops=scale * w.write_iops,
-                    read_latency_ms=read_ms,
-                    write_latency_ms=write_ms,
+                _closed_loop(
+                    w,
+                    read_ms,
+                    write_ms,
                     confidence=confidence,
-                    write_cached=cached,
-                    sequential=w.sequential,
+                    cached=cached,
                     positioning_added_ms=delta,
                     destage_added_ms=read_ms - (w.read_latency_ms + added),
                 )
@@ -656,24 +648,48 @@ def predict_departure(
         unstretched = max(read_floor, w.read_latency_ms + change)
         read_ms = max(read_floor, (w.read_latency_ms + change) * stretch)
         write_ms = w.write_latency_ms if cached else max(write_floor, (w.write_latency_ms + change) * stretch)
-        after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
-        scale = w.mean_latency_ms / after if after > 0 and w.mean_latency_ms > 0 else 1.0
         out.append(
-            WorkloadPrediction(
-                name=w.name,
-                group=w.group,
-                read_iops=scale * w.read_iops,
-                write_iops=scale * w.write_iops,
-                read_latency_ms=read_ms,
-                write_latency_ms=write_ms,
+            _closed_loop(
+                w,
+                read_ms,
+                write_ms,
                 confidence="measured with the leaving disks",
-                write_cached=cached,
-                sequential=w.sequential,
+                cached=cached,
                 positioning_added_ms=delta,
                 destage_added_ms=read_ms - unstretched,
             )
         )
     return out
+
+
+def _closed_loop(
+    w: WorkloadMeasurement,
+    read_ms: float,
+    write_ms: float,
+    *,
+    confidence: str,
+    cached: bool,
+    positioning_added_ms: float,
+    destage_added_ms: float,
+) -> WorkloadPrediction:
+    """*w* at its predicted read and write latencies. Little's law for a closed loop: its outstanding
+    IOs stay, so its IOPS follow 1 / C̄ (both sides scaled by the ratio of its mean latencies)."""
+    before = w.mean_latency_ms
+    after = (w.read_iops * read_ms + w.write_iops * write_ms) / w.iops if w.iops > 0 else 0.0
+    scale = before / after if after > 0 and before > 0 else 1.0
+    return WorkloadPrediction(
+        name=w.name,
+        group=w.group,
+        read_iops=scale * w.read_iops,
+        write_iops=scale * w.write_iops,
+        read_latency_ms=read_ms,
+        write_latency_ms=write_ms,
+        confidence=confidence,
+        write_cached=cached,
+        sequential=w.sequential,
+        positioning_added_ms=positioning_added_ms,
+        destage_added_ms=destage_added_ms,
+    )
 
 
 def isolate(
