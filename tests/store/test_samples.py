@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from basil.store import Store
-from basil.store.models import LEVEL_5MIN, LEVEL_HOUR, DiskRollup, DiskSample
+from basil.store.models import LEVEL_5MIN, LEVEL_HOUR, Disk, DiskRollup, DiskSample
 from basil.store.samples import (
     DiskRef,
     DiskSampleIn,
@@ -286,3 +288,38 @@ def test_prune_never_drops_raw_rows_that_are_not_rolled_up(store: Store) -> None
         record_disk_samples(session, batch)
         deleted = prune_samples(session, now=T0 + 86400, retention=retention)
     assert deleted["disk/raw"] == 0
+
+
+def test_a_cycle_is_stored_in_one_statement_whatever_values_are_missing(store: Store) -> None:
+    # Alternating missing values (no seek histogram, no microsecond latency) must not split the cycle
+    # into one INSERT per run of alike rows: that held the write lock three times as long.
+    batch = [
+        s if i % 2 else dataclasses.replace(s, small_seeks=None, medium_seeks=None, large_seeks=None)
+        for i, s in enumerate(disk_cycle(np.random.default_rng(3), T0, 40))
+    ]
+    batch = [
+        dataclasses.replace(s, read_latency_us=None if i % 3 else 700.0 + i) for i, s in enumerate(batch)
+    ]
+    inserts: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("INSERT INTO disk_samples"):
+            inserts.append(statement)
+
+    before = store.generation("disk_samples")[0]
+    event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        with store.session() as session:
+            report = record_disk_samples(session, batch)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count)
+    assert len(inserts) == 1
+    assert (report.offered, report.duplicates) == (40, 0)
+    assert store.generation("disk_samples")[0] == before + 1  # cached reads of the samples see the write
+    with store.read_session() as session:
+        rows = session.execute(
+            select(Disk.vm, DiskSample.small_seeks, DiskSample.read_latency_us).join(
+                Disk, Disk.id == DiskSample.disk_id
+            )
+        ).all()
+    assert sorted(tuple(r) for r in rows) == sorted((s.vm, s.small_seeks, s.read_latency_us) for s in batch)
