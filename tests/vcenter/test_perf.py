@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import http.client
 import itertools
 import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
+from basil.vcenter import perf, perf_wire
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.inventory import fetch_inventory
 from basil.vcenter.perf import DISK_COUNTERS, HOST_DATASTORE_COUNTERS, CollectorParams, PerfCollector
@@ -15,6 +21,8 @@ from basil.vcenter.types import CollectionReport, DiskSample, Inventory
 from .labvc import LabVC
 
 pytestmark = pytest.mark.lab
+
+T = TypeVar("T")
 
 NOISE = 0.02  # the adapter scenario's settings.noise_pct
 
@@ -194,3 +202,49 @@ def test_powered_off_vms_are_not_queried_and_gaps_are_reported(
     nfs = paused.datastore_by_name("ds-nfs").moid
     delivered = {s.datastore for s in report.host_datastore_samples}
     assert nfs in delivered or any(m.name == nfs and m.what == "instance" for m in report.missing)
+
+
+class _Overlap:
+    """How many threads are inside the wrapped calls at once, at most (each call lingers a little so
+    that calls left to overlap do)."""
+
+    def __init__(self, linger_s: float) -> None:
+        self.linger_s = linger_s
+        self.inside = self.most = 0
+        self._lock = threading.Lock()
+
+    def wrap(self, fn: Callable[..., T]) -> Callable[..., T]:
+        def wrapped(*args: Any, **kw: Any) -> T:
+            with self._lock:
+                self.inside += 1
+                self.most = max(self.most, self.inside)
+            try:
+                time.sleep(self.linger_s)
+                return fn(*args, **kw)
+            finally:
+                with self._lock:
+                    self.inside -= 1
+
+        return wrapped
+
+
+def test_queries_overlap_on_the_network_but_one_thread_parses_at_a_time(
+    lab_vc: LabVC, conn: VCenterConnection, paused: Inventory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Many small queries, four in flight: the Python work of a cycle (writing requests, parsing answers,
+    # turning them into samples) is done by one thread at a time, so that the other threads of the
+    # process (basil serve's requests) compete with one collection thread for the GIL, not with four.
+    lab_vc.settings(max_query_metrics=20, cap_realtime_queries=True)
+    python_work = _Overlap(0.005)
+    network = _Overlap(0.02)  # as if vCenter took 20 ms to answer
+    monkeypatch.setattr(perf_wire, "parse_answer", python_work.wrap(perf_wire.parse_answer))
+    monkeypatch.setattr(perf._Cycle, "_take", python_work.wrap(perf._Cycle._take))
+    monkeypatch.setattr(
+        http.client.HTTPConnection, "getresponse", network.wrap(http.client.HTTPConnection.getresponse)
+    )
+    report = PerfCollector(conn, CollectorParams(workers=4)).collect(paused)
+    assert report.errors == ()
+    assert report.requests > 4  # more queries than workers
+    assert len(report.disk_samples) == sum(len(v.disks) for v in paused.vms.values() if v.powered_on)
+    assert network.most > 1, "the queries no longer overlap on the network"
+    assert python_work.most == 1, "several collection threads did Python work at once"

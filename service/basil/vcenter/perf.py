@@ -243,6 +243,13 @@ class PerfCollector:
     """Collects real-time samples cycle after cycle, remembering the last sample time per entity.
 
     Thread-safe for one cycle at a time (cycles are serialised by a lock).
+
+    A cycle keeps ``params.workers`` queries in flight, but only one of its threads does Python work at
+    a time: writing a request, parsing an answer and turning it into samples hold the collector's CPU
+    lock, waiting for vCenter does not. Queries still overlap on the network, while the process's other
+    threads (the API's) compete with one collection thread for the interpreter instead of several:
+    with four parsing at once, every request thread of ``basil serve`` queued behind them for the GIL
+    at each of its own I/O waits, and the whole API stalled for the length of a cycle.
     """
 
     def __init__(self, conn: VCenterConnection, params: CollectorParams | None = None) -> None:
@@ -254,6 +261,7 @@ class PerfCollector:
         self._last: dict[str, datetime] = {}
         self._cycle = threading.Lock()
         self._cycle_budget_lock = threading.Lock()
+        self._cpu = threading.Lock()  # the cycle's Python work, one thread at a time (see above)
         self._metric_id_cache: dict[tuple[int, ...], list[Any]] = {}
         self._resumed = False
 
@@ -424,14 +432,16 @@ class PerfCollector:
         self, batch: list[QueryUnit], windows: Mapping[str, Window]
     ) -> list[tuple[str, _EntityResult]]:
         """One QueryPerf: CSV read off the wire when possible, else through pyVmomi."""
-        specs = self._specs(batch, windows)
+        with self._cpu:
+            specs = self._specs(batch, windows)
         if self.params.csv and self.params.fast_parse:
-            wire = query_perf_csv(self._conn, specs)
+            wire = query_perf_csv(self._conn, specs, cpu=self._cpu)
             if wire is not None:
                 return [(m.entity, _EntityResult(m.timestamps, m.series)) for m in wire]
-        with self._conn.translate(f"querying performance of {len(batch)} entities"):
+        # pyVmomi writes and parses within the call: the slow path holds the CPU lock throughout.
+        with self._cpu, self._conn.translate(f"querying performance of {len(batch)} entities"):
             metrics = self._conn.content.perfManager.QueryPerf(querySpec=specs)
-        return [(m.entity._moId, self._parse(m)) for m in metrics or ()]
+            return [(m.entity._moId, self._parse(m)) for m in metrics or ()]
 
     def _query_within_limit(
         self, batch: list[QueryUnit], windows: Mapping[str, Window]
@@ -646,20 +656,35 @@ class _Cycle:
                         self.failed.add(unit.entity)
                         partial.pop(unit.entity, None)
                     continue
-                for moid, res in answer:
-                    if moid not in self.failed:
-                        merge_into(partial.setdefault(moid, _EntityResult()), res)
-                for unit in batch:
-                    remaining[unit.entity] -= 1
-                    entity = unit.entity
-                    if remaining[entity] == 0 and entity not in self.failed:
-                        if self._entity(entity, partial.pop(entity, None), windows[entity]):
-                            again.add(entity)
-                        if self.out.count() >= self.params.chunk_samples:
-                            self.flush()
+                # Never held while waiting for an answer (the generator waits outside this block).
+                with self.collector._cpu:
+                    again |= self._take(batch, answer, windows, remaining, partial)
         if self.round == 0 and batches and failed_batches == len(batches):
             raise self.failures[0]
         self.flush()
+        return again
+
+    def _take(
+        self,
+        batch: list[QueryUnit],
+        answer: list[tuple[str, _EntityResult]],
+        windows: Mapping[str, Window],
+        remaining: Counter[str],
+        partial: dict[str, _EntityResult],
+    ) -> set[str]:
+        """One batch's answer into samples (handed on by the chunk); the entities still behind."""
+        again: set[str] = set()
+        for moid, res in answer:
+            if moid not in self.failed:
+                merge_into(partial.setdefault(moid, _EntityResult()), res)
+        for unit in batch:
+            remaining[unit.entity] -= 1
+            entity = unit.entity
+            if remaining[entity] == 0 and entity not in self.failed:
+                if self._entity(entity, partial.pop(entity, None), windows[entity]):
+                    again.add(entity)
+                if self.out.count() >= self.params.chunk_samples:
+                    self.flush()
         return again
 
     def _entity(self, entity: str, res: _EntityResult | None, window: Window) -> bool:

@@ -17,6 +17,7 @@ import logging
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -107,12 +108,21 @@ def parse_answer(payload: bytes) -> list[WireEntityMetric]:
     return out
 
 
-def query_perf_csv(conn: VCenterConnection, specs: Sequence[Any]) -> list[WireEntityMetric] | None:
-    """QueryPerf for *specs* (format csv), parsed without pyVmomi; None when the fast path cannot answer."""
+def query_perf_csv(
+    conn: VCenterConnection, specs: Sequence[Any], cpu: AbstractContextManager[Any] | None = None
+) -> list[WireEntityMetric] | None:
+    """QueryPerf for *specs* (format csv), parsed without pyVmomi; None when the fast path cannot answer.
+
+    *cpu* (a lock shared by the queries in flight) is held while the request is written and while the
+    answer is decompressed and parsed, never while waiting for vCenter: queries overlap on the network
+    while at most one of them takes the interpreter (see :class:`basil.vcenter.perf.PerfCollector`).
+    """
+    cpu = cpu if cpu is not None else nullcontext()
     soap = conn.soap_adapter
     perf_manager = conn.content.perfManager
     info = vim.PerformanceManager.QueryPerf.info
-    body = soap.SerializeRequest(perf_manager, info, (list(specs),))
+    with cpu:
+        body = soap.SerializeRequest(perf_manager, info, (list(specs),))
     headers = {
         "Cookie": soap.cookie,
         "SOAPAction": soap.versionId,
@@ -138,12 +148,13 @@ def query_perf_csv(conn: VCenterConnection, specs: Sequence[Any]) -> list[WireEn
         # A fault (NotAuthenticated, RestrictedByAdministrator, ...): pyVmomi's path handles it.
         return None
     encoding = (resp.getheader("Content-Encoding") or "identity").lower()
-    if encoding == "gzip":
-        payload = gzip.decompress(payload)
-    elif encoding == "deflate":
-        payload = zlib.decompress(payload)
-    try:
-        return parse_answer(payload)
-    except (ET.ParseError, ValueError) as err:
-        log.warning("QueryPerf answer from %s not understood (%s); using pyVmomi", conn.server, err)
-        return None
+    with cpu:
+        if encoding == "gzip":
+            payload = gzip.decompress(payload)
+        elif encoding == "deflate":
+            payload = zlib.decompress(payload)
+        try:
+            return parse_answer(payload)
+        except (ET.ParseError, ValueError) as err:
+            log.warning("QueryPerf answer from %s not understood (%s); using pyVmomi", conn.server, err)
+            return None
