@@ -61,6 +61,30 @@ def test_a_clock_that_went_back_starts_afresh() -> None:
 def test_readings_are_bounded() -> None:
     clock = VCenterClock(max_readings=3)
     for k in range(10):
-        clock.note(at(k), at(2 * k))
-    assert clock.at(at(9)) == at(18)
-    assert clock.at(at(0)) == at(0)  # back from the oldest kept (k=7) at its rate, 2
+        # Off the line of the two before by a second each time: every reading is taken.
+        assert clock.note(at(k), at(2 * k + 0.5 * (k % 2)))
+    assert clock.at(at(9)) == at(18.5)
+    assert clock.at(at(0)) == at(4)  # back from the oldest kept (k=7: 14.5) at its rate to k=8, 1.5
+
+
+def test_a_predicted_reading_changes_nothing() -> None:
+    clock = VCenterClock(tolerance_s=0.1)
+    assert clock.note(at(0), at(300))
+    before = [clock.at(at(s)) for s in (-5, 10, 20, 30, 90)]
+    # A vCenter at one second per second, read with a few milliseconds of jitter.
+    assert not clock.note(at(20), at(320.03))
+    assert not clock.note(at(40), at(339.95))
+    assert not clock.note(at(60), at(360.4), uncertainty_s=0.5)  # off by 0.4 s, but read give or take 0.5
+    assert clock.generation == 1
+    assert [clock.at(at(s)) for s in (-5, 10, 20, 30, 90)] == before
+
+
+def test_a_reading_off_the_prediction_is_taken_after_the_last_predicted_one() -> None:
+    clock = VCenterClock(tolerance_s=0.1)
+    clock.note(at(0), at(0))
+    assert not clock.note(at(10), at(10))  # predicted: kept aside
+    assert clock.note(at(20), at(610))  # the lab sped up to 60x: both readings are taken
+    assert clock.generation == 2
+    assert clock.at(at(5)) == at(5)  # before the aside reading, still one second per second
+    assert clock.at(at(15)) == at(310)
+    assert clock.at(at(25)) == at(910)

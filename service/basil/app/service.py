@@ -544,7 +544,9 @@ class Service:
             log.debug("vCenter %s time: %s", name, err.message)
             return
         after = self.clock()
-        self.vcenter_clocks[name].note(before + (after - before) / 2, remote)
+        self.vcenter_clocks[name].note(
+            before + (after - before) / 2, remote, (after - before).total_seconds() / 2
+        )
 
     def shown(self, moment: datetime | None, vcenter: str | None = None) -> datetime | None:
         """*moment* of the service's clock on vCenter's clock, as every time Basil shows is
