@@ -12,16 +12,14 @@ The current reservation meets the target when it is at least the capacity found.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from basil.app.actor import Actor, audited
+from basil.app.trace_capacity import plan_trace
 from basil.app.views import shown
-from basil.core.shaping import DEFAULT_EXTRA_CAPACITY, DEFAULT_REL_TOL, CapacityParams, plan_capacity
-from basil.core.trace import read_trace
-from basil.errors import NotFoundError, raise_if_problems
+from basil.errors import NotFoundError
 from basil.srp.tree import UNLIMITED, NodeKind
 from basil.store.vm_capacity import VmCapacity, delete_vm_capacity, get_vm_capacity, put_vm_capacity
 from basil.vcenter.types import VirtualMachine
@@ -56,16 +54,8 @@ def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor
     ValidationError naming the field (or the line) and the kept answer stays as it was."""
     with audited(svc.store, actor, UPLOAD_ACTION, f"vm {ident}") as note:
         vcenter, vm = find_vm(svc, ident)
-        params = CapacityParams(
-            fraction=float(body["fraction"]),
-            bound_ms=float(body["bound_ms"]),
-            extra_capacity=float(body.get("extra_capacity", DEFAULT_EXTRA_CAPACITY)),
-            rel_tol=float(body.get("rel_tol", DEFAULT_REL_TOL)),
-        )
-        raise_if_problems(params.problems(), "trace upload")
-        trace = read_trace(io.StringIO(body["trace"]), body.get("format"))
-        plan = plan_capacity(trace.arrivals, params)
-        report = plan.to_dict()
+        planned = plan_trace(body, "trace upload")
+        params, trace, plan = planned.params, planned.trace, planned.plan
         found = VmCapacity(
             vcenter=vcenter,
             vm=vm.moid,
@@ -73,7 +63,7 @@ def upload_trace(svc: Service, ident: str, body: Mapping[str, Any], actor: Actor
             bound_ms=params.bound_ms,
             capacity_iops=plan.capacity_iops,
             capacity_full_iops=plan.capacity_full_iops,
-            result={**report, "trace": trace.summary()},  # JSON as it is: no NaN (undefined is None)
+            result=planned.report(),  # JSON as it is: no NaN (undefined is None)
             uploaded_at=svc.clock(),
             uploaded_by=actor.name,
         )

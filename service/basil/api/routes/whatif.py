@@ -3,7 +3,6 @@ capacity a trace needs for a latency target (Lu). Viewers may ask; nothing is st
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
@@ -14,11 +13,11 @@ from basil.api.context import current_service
 from basil.api.operations import json_body, operation
 from basil.app.prediction import datastore_predictions as prediction_series
 from basil.app.service import Service
+from basil.app.trace_capacity import plan_trace
 from basil.app.whatif import datastore_whatif
 from basil.core.consolidation import whatif_from_mapping
-from basil.core.shaping import DEFAULT_EXTRA_CAPACITY, DEFAULT_REL_TOL, CapacityParams, plan_capacity
-from basil.core.trace import FORMATS, read_trace
-from basil.errors import BasilError, raise_if_problems
+from basil.core.trace import FORMATS
+from basil.errors import BasilError
 
 bp = Blueprint("whatif", __name__)
 
@@ -237,16 +236,7 @@ def whatif() -> Any:
 def capacity() -> Any:
     """RTT, the capacity search and Miser (Lu) on the trace sent: the capacity for the fraction, for
     100 %, the overflow and its response times under Miser, a curve of capacity against fraction."""
-    body = json_body()
-    params = CapacityParams(
-        fraction=float(body["fraction"]),
-        bound_ms=float(body["bound_ms"]),
-        extra_capacity=float(body.get("extra_capacity", DEFAULT_EXTRA_CAPACITY)),
-        rel_tol=float(body.get("rel_tol", DEFAULT_REL_TOL)),
-    )
-    raise_if_problems(params.problems(), "capacity question")
-    trace = read_trace(io.StringIO(body["trace"]), body.get("format"))
-    return {**plan_capacity(trace.arrivals, params).to_dict(), "trace": trace.summary()}
+    return plan_trace(json_body(), "capacity question").report()
 
 
 MOVE_QUESTION: dict[str, Any] = {
