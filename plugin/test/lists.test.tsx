@@ -2,22 +2,20 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import type { ReactNode } from 'react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiClient, listQuery, serviceNow } from '../src/api/client';
-import type { DatastoreDetail, Entitlements, ListPage, PodDetail, PoolTreeDoc, VmItem, WhatIfAnswer } from '../src/api/types';
+import type { DatastoreDetail, Entitlements, ListPage, PodDetail, PoolTreeDoc, VmItem } from '../src/api/types';
 import { LineChart } from '../src/charts/Charts';
 import { StandaloneHost } from '../src/host/host';
 import { parseRoute } from '../src/host/routes';
 import { absolute, relative } from '../src/shape/format';
 import { appendPage, nextSort, sortParam } from '../src/shape/lists';
 import { entitlementTree } from '../src/shape/pools';
-import { diskUnit, whatIfRows } from '../src/shape/whatif';
 import { App } from '../src/views/App';
-import { AppContext, ClockContext, Modal, vmOfDisk, When } from '../src/views/common';
+import { AppContext, ClockContext, Modal, When } from '../src/views/common';
 import { DatastoreList, SEARCH_DELAY_MS, VmList } from '../src/views/Lists';
 import { MovesTable } from '../src/views/PodsOverview';
 import { PoolTreeEditor } from '../src/views/PoolsEditor';
 import { PodView } from '../src/views/StorageViews';
 import { VmView } from '../src/views/VmView';
-import { WhatIfDialog } from '../src/views/WhatIf';
 import { type Call, fakeFetch, fixture, MemoryStore, type Responder } from './helpers';
 
 const BASE = 'https://basil.test/api/v1';
@@ -173,71 +171,6 @@ describe('SRP entitlements as a tree', () => {
     const other = rows.findIndex((r) => r.label === 'other VMs');
     expect(other).toBeGreaterThan(0);
     expect(rows.slice(other + 1).filter((r) => r.kind === 'vm').map((r) => r.label)).toEqual(['batch-9', 'web-1']);
-  });
-});
-
-describe('what if…', () => {
-  const ANSWER = fixture<WhatIfAnswer>('whatif.json');
-
-  it('orders the moved disks first, each beside its measured figures', () => {
-    const rows = whatIfRows(ANSWER);
-    expect(rows.map((r) => [r.name, r.moved])).toEqual([
-      ['vm-38:scsi0:1', true],
-      ['vm-41:scsi0:1', false],
-    ]);
-    expect(rows[0].input?.iops).toBeCloseTo(509.6);
-    expect(diskUnit('vm-38:scsi0:1')).toBe('scsi0:1');
-    expect(vmOfDisk('lab:vm-38:scsi0:1')).toBe('lab:vm-38');
-  });
-
-  it('asks the service for the disks picked and shows its prediction, inputs and confidence', async () => {
-    let closed = 0;
-    const f = renderIn(<WhatIfDialog datastoreId="datastore-30" datastoreName="ds-b" pod="basil" onClose={() => (closed += 1)} />, {
-      'GET /disks': fixture('disks_page.json'),
-      'POST /datastores/datastore-30/whatif': ANSWER,
-    });
-    const list = await screen.findByTestId('whatif-candidates');
-    // The disk already on ds-b is not offered.
-    expect([...list.querySelectorAll('[data-disk]')].map((e) => e.getAttribute('data-disk'))).toEqual(['vm-38:scsi0:1', 'vm-43:scsi0:1']);
-    const podQuery = f.calls.find((c) => query(c).get('pod'));
-    expect(podQuery && query(podQuery).get('pod')).toBe('basil');
-    expect((screen.getByTestId('whatif-ask') as HTMLButtonElement).disabled).toBe(true);
-    fireEvent.click(within(list.querySelector('[data-disk="vm-38:scsi0:1"]') as HTMLElement).getByTestId('whatif-pick'));
-    fireEvent.click(screen.getByTestId('whatif-ask'));
-    const answer = await screen.findByTestId('whatif-answer');
-    const post = f.calls.find((c) => c.method === 'POST');
-    expect(post?.body).toEqual({ disks: ['vm-38:scsi0:1'] });
-    const moved = answer.querySelector('tr[data-disk="vm-38:scsi0:1"]') as HTMLElement;
-    expect(moved.getAttribute('data-moved')).toBe('yes');
-    // Disks by their VM's name (from the disk list), linking to the VM.
-    expect(within(moved).getByTestId('vm-link').textContent).toBe('oltp-2');
-    expect(within(moved).getByTestId('vm-link').getAttribute('href')).toBe('#/vm/vm-38');
-    const stayed = answer.querySelector('tr[data-disk="vm-41:scsi0:1"]') as HTMLElement;
-    expect(within(stayed).getByTestId('vm-link').textContent).toBe('oltp-3');
-    expect(within(moved).getByTestId('whatif-iops').textContent).toBe('510 → 531');
-    expect(within(moved).getByTestId('whatif-read-latency').textContent).toBe('4.00 ms → 5.10 ms');
-    expect(within(moved).getByTestId('whatif-write-latency').textContent).toBe('4.40 ms → —');
-    expect(within(moved).getByTestId('whatif-confidence').textContent).toBe('measured alone on its datastore');
-    expect(answer.textContent).toContain('reads 71 % of the IOs');
-    expect(screen.getByTestId('whatif-device').textContent).toContain('datastoreMaxQueueDepth');
-    expect(within(screen.getByTestId('whatif-inputs')).getAllByRole('row')).toHaveLength(3);
-    fireEvent.keyDown(document, { key: 'Escape' });
-    expect(closed).toBe(1);
-  });
-
-  it('shows the service’s problem with a disk', async () => {
-    renderIn(<WhatIfDialog datastoreId="datastore-30" datastoreName="ds-b" pod="basil" onClose={() => undefined} />, {
-      'GET /disks': fixture('disks_page.json'),
-      'POST /datastores/datastore-30/whatif': () => ({
-        status: 400,
-        body: { error: 'invalid', message: 'what-if: 1 problem', problems: [{ field: 'disks[0]', message: "'vm-43:scsi0:1' has no sample yet: collect first" }] },
-      }),
-    });
-    const list = await screen.findByTestId('whatif-candidates');
-    fireEvent.click(within(list.querySelector('[data-disk="vm-43:scsi0:1"]') as HTMLElement).getByTestId('whatif-pick'));
-    fireEvent.click(screen.getByTestId('whatif-ask'));
-    expect((await screen.findByTestId('whatif-error')).textContent).toContain('no sample yet');
-    expect(screen.queryByTestId('whatif-answer')).toBeNull();
   });
 });
 

@@ -4,6 +4,7 @@ The Vitest tests shape and render these answers, so they must be what the API re
 this script again whenever the API's shapes change, then fix what the plugin's tests say.
 
     .venv/bin/python tests/plugin/record_fixtures.py      # needs build/basil-lab (make lab)
+    .venv/bin/python tests/plugin/record_fixtures.py whatif   # only the what-if answers (a minute)
 """
 
 from __future__ import annotations
@@ -33,7 +34,42 @@ def lab_trace(lab: Any, vm: str, unit: str) -> str:
     return resp.text
 
 
+# A what-if the lab cannot make: a log-like sequential writer (cached writes) beside random readers,
+# on a RAID 5 (k 4) LUN with a slow positioning: the destage load the interleaving adds saturates.
+SATURATED_WHATIF = {
+    "datastore": {"name": "raid5-lun", "parallelism": 2, "positioning_ms": 8, "write_cost": 4},
+    "disks": [
+        {"name": "redo", "read_iops": 5, "write_iops": 900, "read_latency_ms": 2, "write_latency_ms": 0.4,
+         "read_oio": 0.1, "write_oio": 1, "random_pct": 0},
+        {"name": "erp", "read_iops": 300, "write_iops": 120, "read_latency_ms": 6, "write_latency_ms": 0.4,
+         "read_oio": 2, "write_oio": 0.2, "random_pct": 100, "alone": False},
+        {"name": "search", "read_iops": 250, "write_iops": 10, "read_latency_ms": 5, "write_latency_ms": 7,
+         "read_oio": 1.5, "write_oio": 0.1, "random_pct": 90},
+    ],
+}  # fmt: skip
+
+
+def record_whatif(call: Any, save: Any, pod: str) -> None:
+    """The what-if of the pod's busiest datastore with the busiest disk of each other datastore
+    moved there (``whatif_lab.json``, ``whatif_disks_lab.json`` the pod's disks that name them), and
+    the estimator's answer on :data:`SATURATED_WHATIF` (``whatif_saturated.json``)."""
+    pods = call("GET", "/pods")
+    target = max(
+        next(p for p in pods if p["name"] == pod)["datastores"], key=lambda d: d["normalized_load"] or 0
+    )
+    disks = save("whatif_disks_lab.json", call("GET", f"/disks?pod={pod}&sort=name&limit=200"))["items"]
+    busiest: dict[str, dict[str, Any]] = {}
+    for d in disks:
+        here = d["datastore"]["id"]
+        if here != target["id"] and (d["iops"] or 0) > (busiest.get(here, {}).get("iops") or 0):
+            busiest[here] = d
+    moved = [d["id"] for d in busiest.values()]
+    save("whatif_lab.json", call("POST", f"/datastores/{target['id']}/whatif", {"disks": moved}))
+    save("whatif_saturated.json", call("POST", "/whatif", SATURATED_WHATIF))
+
+
 def main() -> int:
+    only_whatif = sys.argv[1:] == ["whatif"]
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("BASIL_LAB_BINARY", str(ROOT / "build" / "basil-lab"))
     from basil.api import create_app  # noqa: PLC0415
@@ -80,6 +116,9 @@ def main() -> int:
                     time.sleep(0.6)
                 run_job("model")
 
+            if only_whatif:
+                record_whatif(call, save, call("GET", "/pods")[0]["name"])
+                return 0
             save("vcenters.json", call("GET", "/vcenters"))
             pods = save("pods.json", call("GET", "/pods"))
             pod = pods[0]["name"]
@@ -124,6 +163,7 @@ def main() -> int:
             save("vm_reservation.json", call("PUT", f"/vms/{vm_id}/trace", question))
             disk = vm["disks"][-1]["id"]
             save("disk_model.json", call("GET", f"/disks/{quote(disk, safe='')}/model?hours=6"))
+            record_whatif(call, save, pod)
 
             plan = save("plan_proposed.json", call("POST", "/plans", {"recommendation_id": rec["id"]}, 201))
             call("POST", f"/plans/{plan['id']}/apply")

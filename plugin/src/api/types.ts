@@ -575,6 +575,15 @@ export interface WhatIfWorkload {
   iops: number | null;
   read_latency_ms: number | null;
   write_latency_ms: number | null;
+  /** Writes taken as acknowledged by a write-back cache: they keep their latency. */
+  write_cached?: boolean;
+  /** At most 25 % random IO. */
+  sequential?: boolean;
+  /** Δ: what interleaving with the other disks' streams adds to each of its IOs (ms). */
+  positioning_added_ms?: number | null;
+  /** What the change in the devices' destage load adds to its reads (ms). */
+  destage_added_ms?: number | null;
+  /** "measured alone", or "never measured alone: <why the estimate is weaker>". */
   confidence: string;
 }
 
@@ -590,6 +599,8 @@ export interface WhatIfInput {
   write_oio?: number | null;
   oio_source?: string;
   alone?: boolean;
+  /** Share of its IOs that seek (vscsiStats); null: unknown. */
+  random_pct?: number | null;
 }
 
 /** POST /datastores/{id}/whatif: every disk on the datastore once the chosen ones moved there. */
@@ -605,6 +616,27 @@ export interface WhatIfAnswer {
   overhead_factor?: number | null;
   max_conn?: number | null;
   write_share?: number | null;
+  /** Eq. 1–2 of the paper (the isolation throughputs' mix), beside the predicted mix. */
+  paper_read_mix?: number | null;
+  paper_write_mix?: number | null;
+  /** Eq. 3–4 of the paper, beside the predicted read and write IOPS. */
+  paper_read_iops?: number | null;
+  paper_write_iops?: number | null;
+  /** m: requests the device serves at once, and where it came from. */
+  parallelism?: number | null;
+  parallelism_source?: string;
+  /** Writes at most this slow alone are taken as cached (null: never). */
+  write_cache_ms?: number | null;
+  /** t_pos: a lone random IO's latency, what an interleaved sequential IO pays; null: not corrected. */
+  positioning_ms?: number | null;
+  positioning_source?: string;
+  /** k: device operations per destaged small write (RAID write penalty); null: cached writes free. */
+  write_cost?: number | null;
+  write_cost_source?: string;
+  /** ΔU: what interleaving adds to the devices' share of time destaging cached writes. */
+  destage_util?: number | null;
+  /** ΔU at its bound: the write cache would fill, which the prediction does not model. */
+  destage_saturated?: boolean;
   workloads: WhatIfWorkload[];
   inputs: WhatIfInput[];
 }

@@ -1,11 +1,39 @@
-// A what-if answer as table rows: each disk's prediction beside what it measures now.
+// A what-if answer as an administrator reads it: each disk's prediction beside what it measures now
+// (with what interleaving and destaging add, its flags and how far to trust it), the datastore's
+// figures beside the paper's (Casale et al.) and where each device parameter came from.
 
 import type { WhatIfAnswer, WhatIfWorkload } from '../api/types';
+import { compact, DASH, iops, ms, pct } from './format';
 
 /** The controller and unit of a disk id (`vm-43:scsi0:1` → `scsi0:1`). */
 export function diskUnit(id: string): string {
   const parts = id.split(':');
   return parts.length >= 3 ? parts.slice(-2).join(':') : id;
+}
+
+/** Below this an added latency is float dust (a microsecond), not something to show. */
+export const ADDED_MS_SHOWN = 0.001;
+
+export interface Added {
+  kind: 'positioning' | 'destage';
+  ms: number;
+  /** What it is, for a tooltip. */
+  title: string;
+}
+
+export interface Flag {
+  kind: 'sequential' | 'write-cached';
+  label: string;
+  title: string;
+}
+
+export interface Confidence {
+  /** Measured alone: its figures are its own, the estimate is as good as the model. */
+  alone: boolean;
+  /** "measured alone", "never measured alone". */
+  level: string;
+  /** Why, when the service says (the part after the colon). */
+  reason: string | null;
 }
 
 export interface WhatIfRow {
@@ -15,6 +43,55 @@ export interface WhatIfRow {
   predicted: WhatIfWorkload;
   /** What the disk measures where it runs now (null when the answer has no input for it). */
   input: { iops: number; read_latency_ms: number; write_latency_ms: number } | null;
+  /** The positioning (Δ) and destage ms added to each IO, those that are not zero. */
+  added: Added[];
+  flags: Flag[];
+  confidence: Confidence;
+}
+
+/** A latency difference with its sign: `+0.42 ms`, `−0.10 ms`. */
+export function signedMs(v: number | null | undefined): string {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return DASH;
+  return `${v < 0 ? '−' : '+'}${ms(Math.abs(v))}`;
+}
+
+/** The ms interleaving adds to a disk's IOs: positioning of its broken sequential runs, and the
+ * stretch of the devices' destage load; each only when it is not zero. */
+export function addedLatency(w: WhatIfWorkload): Added[] {
+  const out: Added[] = [];
+  const shown = (v: number | null | undefined): v is number => typeof v === 'number' && Number.isFinite(v) && Math.abs(v) >= ADDED_MS_SHOWN;
+  if (shown(w.positioning_added_ms)) {
+    out.push({
+      kind: 'positioning',
+      ms: w.positioning_added_ms,
+      title: "positioning: its sequential runs broken by the other disks' streams (Δ, added to each IO)",
+    });
+  }
+  if (shown(w.destage_added_ms)) {
+    out.push({ kind: 'destage', ms: w.destage_added_ms, title: "destage: the devices' added time writing cached writes back (added to its reads)" });
+  }
+  return out;
+}
+
+export function diskFlags(w: WhatIfWorkload): Flag[] {
+  const out: Flag[] = [];
+  if (w.sequential) out.push({ kind: 'sequential', label: 'sequential', title: 'at most 25 % random IO: pays positioning when other streams interleave' });
+  if (w.write_cached) {
+    out.push({
+      kind: 'write-cached',
+      label: 'cached writes',
+      title: 'writes acknowledged by the write-back cache: their latency is kept, their destaging loads the devices',
+    });
+  }
+  return out;
+}
+
+/** The service's confidence sentence split into its level and its reason. */
+export function confidenceOf(sentence: string): Confidence {
+  const k = sentence.indexOf(': ');
+  const level = (k < 0 ? sentence : sentence.slice(0, k)).trim();
+  const reason = k < 0 ? null : sentence.slice(k + 2).trim() || null;
+  return { alone: level.startsWith('measured alone'), level, reason };
 }
 
 /** The moved disks first (in the order asked), then the disks already on the datastore. */
@@ -33,7 +110,107 @@ export function whatIfRows(answer: WhatIfAnswer): WhatIfRow[] {
         moved: answer.moved.includes(w.name),
         predicted: w,
         input: i ? { iops: i.read_iops + i.write_iops, read_latency_ms: i.read_latency_ms, write_latency_ms: i.write_latency_ms } : null,
+        added: addedLatency(w),
+        flags: diskFlags(w),
+        confidence: confidenceOf(w.confidence),
       };
     })
     .sort((a, b) => order(a.name) - order(b.name));
+}
+
+const percent = (share: number | null | undefined) => pct(typeof share === 'number' ? share * 100 : null);
+
+export interface SummaryLine {
+  key: 'mix' | 'iops' | 'parallelism' | 'positioning' | 'write-cost' | 'destage' | 'queue';
+  label: string;
+  /** The predicted figure (or the parameter used). */
+  value: string;
+  /** The paper's figure or another one to read beside it. */
+  beside: string | null;
+  /** Where the figure came from. */
+  source: string | null;
+  warn: boolean;
+}
+
+/** The datastore's lines: mix and IOPS predicted beside the paper's eq. 1–4, then the device
+ * parameters the prediction used (m, t_pos, k, ΔU, max_conn), each with its source. */
+export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
+  const lines: SummaryLine[] = [
+    {
+      key: 'mix',
+      label: 'Read / write mix',
+      value: `${percent(a.read_mix)} / ${percent(a.write_mix)}`,
+      beside: a.paper_read_mix === undefined ? null : `eq. 1–2 (isolation throughputs): ${percent(a.paper_read_mix)} / ${percent(a.paper_write_mix)}`,
+      source: null,
+      warn: false,
+    },
+    {
+      key: 'iops',
+      label: 'Read / write IOPS',
+      value: `${iops(a.read_iops)} / ${iops(a.write_iops)}`,
+      beside: a.paper_read_iops === undefined ? null : `eq. 3–4: ${iops(a.paper_read_iops)} / ${iops(a.paper_write_iops)}`,
+      source: null,
+      warn: false,
+    },
+  ];
+  if (a.parallelism !== undefined) {
+    lines.push({
+      key: 'parallelism',
+      label: 'm, requests served at once',
+      value: compact(a.parallelism),
+      beside: null,
+      source: a.parallelism_source ?? null,
+      warn: false,
+    });
+  }
+  if (a.positioning_ms !== undefined) {
+    lines.push({
+      key: 'positioning',
+      label: 't_pos, a random positioning',
+      value: a.positioning_ms === null ? 'not corrected' : ms(a.positioning_ms),
+      beside: null,
+      source: a.positioning_source ?? null,
+      warn: false,
+    });
+  }
+  if (a.write_cost !== undefined) {
+    lines.push({
+      key: 'write-cost',
+      label: 'k, device writes per destaged write',
+      value: a.write_cost === null ? 'cached writes free' : typeof a.write_cost === 'number' && Number.isInteger(a.write_cost) ? String(a.write_cost) : compact(a.write_cost),
+      beside: a.write_cache_ms === undefined ? null : a.write_cache_ms === null ? 'no write taken as cached' : `writes ≤ ${ms(a.write_cache_ms)} alone taken as cached`,
+      source: a.write_cost_source ?? null,
+      warn: false,
+    });
+  }
+  if (a.destage_util !== undefined) {
+    const saturated = a.destage_saturated === true;
+    lines.push({
+      key: 'destage',
+      label: 'ΔU, added destage utilisation',
+      value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${pct(Math.abs(a.destage_util) * 100, 1)}` : DASH,
+      beside: saturated ? 'at its bound: the write cache would fill' : null,
+      source: null,
+      warn: saturated,
+    });
+  }
+  lines.push({
+    key: 'queue',
+    label: 'max_conn, write share, overhead',
+    value: `${compact(a.max_conn)} · ${compact(a.write_share)} · ${compact(a.overhead_factor)}`,
+    beside: null,
+    source: a.max_conn_source,
+    warn: false,
+  });
+  return lines;
+}
+
+/** The warning of a saturated destage (null when the cache keeps up). */
+export function destageWarning(a: WhatIfAnswer): string | null {
+  if (a.destage_saturated !== true) return null;
+  return (
+    `Destaging the cached writes would take ${pct(typeof a.destage_util === 'number' ? a.destage_util * 100 : null)} more of the devices' time, ` +
+    'the bound: the write cache would fill and writes would wait for the devices, which the prediction does not model. ' +
+    'Expect latencies worse than shown.'
+  );
 }

@@ -1,12 +1,14 @@
 // A datastore's disks (each linking to its VM) and the "What if…" dialog: disks picked from other
-// datastores, predicted on this one by the service (Casale et al.), with the inputs it started from.
+// datastores, predicted on this one by the service (Casale et al.): per disk the figures now and
+// predicted, what interleaving and destaging add, its flags and confidence; the datastore's mix and
+// IOPS beside the paper's eq. 1–4 and the device parameters used; the inputs it started from.
 
 import { useState } from 'react';
 import { ApiError } from '../api/client';
 import type { DiskItem, ListPage, WhatIfAnswer } from '../api/types';
 import { compact, gb, iops, ms, pct } from '../shape/format';
-import { diskUnit, whatIfRows } from '../shape/whatif';
-import { ErrorAlert, LoadGate, Modal, Section, Spinner, useApp, useLoad, VmLink, vmOfDisk } from './common';
+import { destageWarning, diskUnit, signedMs, whatIfRows, whatIfSummary } from '../shape/whatif';
+import { Alert, ErrorAlert, Labels, LoadGate, Modal, Section, Spinner, useApp, useLoad, VmLink, vmOfDisk } from './common';
 
 const PICK_LIMIT = 200;
 
@@ -55,8 +57,11 @@ export function DatastoreDisks({ datastoreId }: { datastoreId: string }) {
   );
 }
 
-function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, DiskItem> }) {
+/** The service's answer: the datastore's lines (a warning first when destaging would fill the cache),
+ * per disk rows, and the inputs in a collapsible section; *names* gives each disk its VM's name. */
+export function WhatIfResult({ answer, names }: { answer: WhatIfAnswer; names: Map<string, DiskItem> }) {
   const rows = whatIfRows(answer);
+  const warning = destageWarning(answer);
   return (
     <div data-testid="whatif-answer">
       <p>
@@ -65,10 +70,29 @@ function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, Di
         {pct(answer.write_mix === null ? null : answer.write_mix * 100)}; {iops(answer.read_iops)} read and {iops(answer.write_iops)} write IOPS in
         all.
       </p>
-      <p className="basil-muted" data-testid="whatif-device">
-        max_conn {compact(answer.max_conn)} ({answer.max_conn_source}) · write share {compact(answer.write_share)} · overhead factor{' '}
-        {compact(answer.overhead_factor)}
-      </p>
+      {warning && (
+        <Alert kind="warning" testId="whatif-destage-saturated">
+          {warning}
+        </Alert>
+      )}
+      <table className="table table-compact basil-table basil-whatif-summary" data-testid="whatif-summary">
+        <tbody>
+          {whatIfSummary(answer).map((l) => (
+            <tr key={l.key} data-line={l.key} className={l.warn ? 'basil-warn' : undefined}>
+              <th className="left">{l.label}</th>
+              <td className="left" data-testid="whatif-summary-value">
+                <strong>{l.value}</strong>
+              </td>
+              <td className="left basil-muted" data-testid="whatif-summary-beside">
+                {l.beside ?? ''}
+              </td>
+              <td className="left basil-muted" data-testid="whatif-summary-source">
+                {l.source ?? ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
       <table className="table table-compact basil-table" data-testid="whatif-table">
         <thead>
           <tr>
@@ -77,6 +101,8 @@ function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, Di
             <th>IOPS now → predicted</th>
             <th>Read latency now → predicted</th>
             <th>Write latency now → predicted</th>
+            <th className="left">Added per IO</th>
+            <th className="left">Flags</th>
             <th className="left">Confidence</th>
           </tr>
         </thead>
@@ -98,31 +124,51 @@ function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, Di
               <td data-testid="whatif-write-latency">
                 {ms(r.input?.write_latency_ms)} → <strong>{ms(r.predicted.write_latency_ms)}</strong>
               </td>
-              <td className="left basil-detail" data-testid="whatif-confidence">
-                {r.predicted.confidence}
+              <td className="left" data-testid="whatif-added">
+                {r.added.map((a) => (
+                  <div key={a.kind} data-added={a.kind} title={a.title}>
+                    {signedMs(a.ms)} <span className="basil-muted">{a.kind}</span>
+                  </div>
+                ))}
+              </td>
+              <td className="left" data-testid="whatif-flags">
+                <Labels items={r.flags.map((f) => ({ key: f.kind, text: f.label, title: f.title }))} />
+              </td>
+              <td className="left" data-testid="whatif-confidence" data-alone={r.confidence.alone ? 'yes' : 'no'}>
+                <span className={`label ${r.confidence.alone ? 'label-success' : 'label-warning'}`} data-testid="whatif-confidence-level">
+                  {r.confidence.level}
+                </span>
+                {r.confidence.reason && (
+                  <div className="basil-detail basil-muted" data-testid="whatif-confidence-reason">
+                    {r.confidence.reason}
+                  </div>
+                )}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      <details className="basil-whatif-inputs">
-        <summary>Inputs: each disk's newest sample where it runs now</summary>
+      <details className="basil-whatif-inputs" data-testid="whatif-inputs-section">
+        <summary>Inputs: each disk's figures where it runs now (a moved disk's without its old neighbours' batches)</summary>
         <table className="table table-compact basil-table" data-testid="whatif-inputs">
           <thead>
             <tr>
               <th className="left">Disk</th>
+              <th className="left">Group</th>
               <th>Read / write IOPS</th>
               <th>Read / write latency</th>
               <th>Read / write OIO</th>
+              <th>Random</th>
               <th className="left">Measured alone</th>
             </tr>
           </thead>
           <tbody>
             {answer.inputs.map((i) => (
-              <tr key={i.name}>
+              <tr key={i.name} data-disk={i.name}>
                 <td className="left">
                   {names.get(i.name)?.vm.name ?? i.name} <span className="basil-muted">{names.get(i.name)?.unit ?? diskUnit(i.name)}</span>
                 </td>
+                <td className="left basil-muted">{i.group ?? ''}</td>
                 <td>
                   {iops(i.read_iops)} / {iops(i.write_iops)}
                 </td>
@@ -132,6 +178,7 @@ function Answer({ answer, names }: { answer: WhatIfAnswer; names: Map<string, Di
                 <td>
                   {compact(i.read_oio)} / {compact(i.write_oio)} <span className="basil-muted">{i.oio_source ?? ''}</span>
                 </td>
+                <td data-testid="whatif-input-random">{i.random_pct === undefined ? '' : pct(i.random_pct)}</td>
                 <td className="left">{i.alone === undefined ? '' : i.alone ? 'yes' : 'no: shared its datastore'}</td>
               </tr>
             ))}
@@ -223,7 +270,7 @@ export function WhatIfDialog({ datastoreId, datastoreName, pod, onClose }: { dat
         )}
         {asking && <Spinner label="Predicting…" />}
         <ErrorAlert error={error} testId="whatif-error" />
-        {answer && <Answer answer={answer} names={new Map([...(here.data?.items ?? []), ...(candidates.data?.items ?? [])].map((d) => [d.id, d]))} />}
+        {answer && <WhatIfResult answer={answer} names={new Map([...(here.data?.items ?? []), ...(candidates.data?.items ?? [])].map((d) => [d.id, d]))} />}
       </div>
     </Modal>
   );

@@ -256,6 +256,20 @@ export function Modal({
 }
 
 /** A figure with its label above, for the summary strips ("N 1.23"); `hint` explains it on hover. */
+/** A row of Clarity labels, each with its meaning in a tooltip (flags of a disk, say); nothing when empty. */
+export function Labels({ items, kind = 'info' }: { items: { key: string; text: string; title?: string }[]; kind?: 'info' | 'warning' | 'success' }) {
+  if (items.length === 0) return null;
+  return (
+    <span className="basil-labels">
+      {items.map((i) => (
+        <span key={i.key} className={`label label-${kind}`} title={i.title} data-label={i.key}>
+          {i.text}
+        </span>
+      ))}
+    </span>
+  );
+}
+
 export function Stat({ label, value, tone, testId, hint }: { label: string; value: ReactNode; tone?: string; testId?: string; hint?: string }) {
   return (
     <div className={`basil-stat${tone ? ` basil-stat-${tone}` : ''}`} data-testid={testId} title={hint}>
