@@ -169,14 +169,81 @@ def test_the_what_if_dialog_answers_with_the_services_prediction(page: Any, samp
     predicted = next(w for w in answer["workloads"] if w["name"] == chosen)
     shown_iops = row.get_by_test_id("whatif-iops").inner_text().split("→")[1].strip()
     assert shown_iops == (f"{round(predicted['iops']):,}" if predicted["iops"] is not None else "—")
-    assert row.get_by_test_id("whatif-confidence").inner_text() == predicted["confidence"]
+    level, _, reason = predicted["confidence"].partition(": ")
+    assert row.get_by_test_id("whatif-confidence-level").inner_text() == level
+    assert row.get_by_test_id("whatif-confidence-reason").all_inner_texts() == ([reason] if reason else [])
     rows = page.get_by_test_id("whatif-table").locator("tbody tr")
     assert rows.count() == len(answer["workloads"])
+    for w in answer["workloads"]:
+        shown = page.get_by_test_id("whatif-table").locator(f"tr[data-disk='{w['name']}']")
+        check_added_and_flags(shown, w)
+    check_summary(page, answer)
+    # The inputs are folded away until asked for; then one row per disk, with its random share.
+    inputs = page.get_by_test_id("whatif-inputs-section")
+    assert inputs.evaluate("e => e.open") is False
+    inputs.locator("summary").click()
+    assert page.get_by_test_id("whatif-inputs").locator("tbody tr").count() == len(answer["inputs"])
+    for i in answer["inputs"]:
+        random = page.get_by_test_id("whatif-inputs").locator(f"tr[data-disk='{i['name']}']")
+        text = random.get_by_test_id("whatif-input-random").inner_text()
+        assert text == ("—" if i["random_pct"] is None else f"{i['random_pct']:.0f} %"), (i, text)
+    shot(page, "whatif-inputs", full_page=True)
     # Escape closes it, and nothing changed: the disk is still where it was.
     page.keyboard.press("Escape")
     dialog.wait_for(state="detached")
     still = sampled.api("GET", f"/disks?pod={POD}&sort=name&limit=200")["items"]
     assert {d["id"]: d["datastore"]["id"] for d in still} == {d["id"]: d["datastore"]["id"] for d in others}
+
+
+def shown_ms(text: str) -> float:
+    """A signed latency as the plugin writes it (``+0.22 ms``, ``−3.4 ms``) as a number."""
+    figure = text.split(maxsplit=1)[0].replace("−", "-").replace("+", "").replace(",", "")
+    return float(figure)
+
+
+def check_added_and_flags(row: Any, w: dict[str, Any]) -> None:
+    """A disk's row shows the positioning and destage ms the answer adds (only where not zero), its
+    flags (sequential, cached writes) and nothing else."""
+    for kind, field in (("positioning", "positioning_added_ms"), ("destage", "destage_added_ms")):
+        value = w[field]
+        cell = row.get_by_test_id("whatif-added").locator(f"[data-added='{kind}']")
+        if value is None or abs(value) < 0.001:
+            assert cell.count() == 0, (w, kind)
+        else:
+            text = cell.inner_text()
+            assert text.endswith(kind), text
+            assert shown_ms(text) == pytest.approx(value, rel=0.06, abs=0.001), (w, text)
+    flags = row.get_by_test_id("whatif-flags").locator("[data-label]")
+    expected = [
+        label for label, on in (("sequential", w["sequential"]), ("cached writes", w["write_cached"])) if on
+    ]
+    assert flags.all_inner_texts() == expected, w
+
+
+def check_summary(page: Any, answer: dict[str, Any]) -> None:
+    """The datastore's lines: the mix beside eq. 1–2, IOPS beside eq. 3–4, m, t_pos and k each with
+    the source the answer gives, ΔU, and a warning exactly when destaging saturates."""
+    summary = page.get_by_test_id("whatif-summary")
+
+    def cell(line: str, part: str) -> str:
+        return str(
+            summary.locator(f"tr[data-line='{line}']").get_by_test_id(f"whatif-summary-{part}").inner_text()
+        )
+
+    assert f"{answer['paper_read_mix'] * 100:.0f} %" in cell("mix", "beside")
+    assert cell("mix", "beside").startswith("eq. 1–2")
+    assert (
+        cell("iops", "beside")
+        == f"eq. 3–4: {round(answer['paper_read_iops']):,} / {round(answer['paper_write_iops']):,}"
+    )
+    assert cell("parallelism", "source") == answer["parallelism_source"]
+    assert cell("positioning", "source") == answer["positioning_source"]
+    if answer["positioning_ms"] is not None:
+        assert shown_ms(cell("positioning", "value")) == pytest.approx(answer["positioning_ms"], rel=0.06)
+    assert cell("write-cost", "source") == answer["write_cost_source"]
+    assert cell("destage", "value").endswith("%")
+    saturated = page.get_by_test_id("whatif-destage-saturated")
+    assert saturated.count() == (1 if answer["destage_saturated"] else 0)
 
 
 # The text of a select's options measured in its own font, against the room the select gives them.
