@@ -91,7 +91,7 @@ describe('what-if shape', () => {
     expect(line('parallelism')).toMatchObject({ value: compact(LAB.parallelism), source: LAB.parallelism_source });
     expect(line('positioning')).toMatchObject({ value: ms(LAB.positioning_ms), source: LAB.positioning_source });
     expect(line('write-cost')).toMatchObject({ value: '1', source: LAB.write_cost_source, beside: 'writes ≤ 1.00 ms alone taken as cached' });
-    expect(line('destage')).toMatchObject({ value: `+${pct((LAB.destage_util ?? NaN) * 100, 1)}`, warn: false, beside: null });
+    expect(line('destage')).toMatchObject({ value: `+${compact((LAB.destage_util ?? NaN) * 100)} %`, warn: false, beside: null });
     expect(line('queue')?.source).toBe('datastoreMaxQueueDepth');
     expect(destageWarning(LAB)).toBeNull();
   });

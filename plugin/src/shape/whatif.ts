@@ -188,7 +188,7 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
     lines.push({
       key: 'destage',
       label: 'ΔU, added destage utilisation',
-      value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${pct(Math.abs(a.destage_util) * 100, 1)}` : DASH,
+      value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${compact(Math.abs(a.destage_util) * 100)} %` : DASH,
       beside: saturated ? 'at its bound: the write cache would fill' : null,
       source: null,
       warn: saturated,

@@ -139,7 +139,7 @@ export function WhatIfResult({ answer, names }: { answer: WhatIfAnswer; names: M
                   {r.confidence.level}
                 </span>
                 {r.confidence.reason && (
-                  <div className="basil-detail basil-muted" data-testid="whatif-confidence-reason">
+                  <div className="basil-muted basil-whatif-reason" data-testid="whatif-confidence-reason">
                     {r.confidence.reason}
                   </div>
                 )}
