@@ -20,12 +20,15 @@ Sets of combinations:
   SATA RAID 5 LUN, scenario seed 311;
 - ``fourth``: written down before the destage rule (whose motivation was the held-out set's log
   combinations): new types, log-like write streams and combinations without them, on a 7 x 15k FC
-  RAID 5 LUN, scenario seed 7001.
+  RAID 5 LUN, scenario seed 7001;
+- ``fifth``: written down before the estimator was changed for issue 16 (all four sets above had
+  been seen by then): new and earlier types, with and without cached writers and sequential
+  streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|all] [--intervals N]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|all] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
@@ -176,6 +179,47 @@ def fourth(triples: bool) -> Setup:
         combos += [("redo", "erp", "search"), ("journal", "scan", "mailstore")]
     device = {"kind": "fc15k", "disks": 7, "raid": "5", "cache_mb": 1024}
     return Setup("fourth", 7001, device, FOURTH_WORKLOADS, combos)
+
+
+# Fifth set: four new types beside types of the earlier sets.
+FIFTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a write-ahead log (sequential 8 KB writes a write-back cache absorbs), a write-heavy random
+    # disk (cached random writes), a partly sequential 64 KB reader, a small-block random reader
+    "wal": {"oio": {"min": 1, "max": 2}, "io_size_kb": 8, "read_pct": 3, "random_pct": 8},
+    "oltp-w": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 40, "random_pct": 100},
+    "media": {"oio": {"min": 2, "max": 4}, "io_size_kb": 64, "read_pct": 95, "random_pct": 20},
+    "kv": {"oio": {"min": 8, "max": 16}, "io_size_kb": 4, "read_pct": 85, "random_pct": 100},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("dss", "vdi", "log")},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo", "erp", "search", "scan")},
+}
+
+
+def fifth(triples: bool) -> Setup:
+    """Written down (2026-11-26 03:25 UTC, issue 16) and committed before any change to the estimator
+    and before running it: four new types (a write-ahead log, a write-heavy random disk, a partly
+    sequential reader, a small-block random reader) and pairs with types of the earlier sets, with
+    and without cached writers and sequential streams, on a LUN of a RAID level and spindle count no
+    other set used (10 x 10k SAS RAID 6), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("wal", "kv"),
+        ("wal", "oltp"),
+        ("wal", "media"),
+        ("oltp-w", "kv"),
+        ("oltp-w", "webserver"),
+        ("media", "kv"),
+        ("media", "exchange"),
+        ("log", "erp"),
+        ("redo", "vdi"),
+        ("scan", "vdi"),
+        ("kv", "exchange"),
+        ("dss", "oltp-w"),
+        ("search", "oltp"),
+    ]
+    if triples:
+        combos += [("wal", "kv", "media"), ("redo", "oltp-w", "webserver")]
+    device = {"kind": "sas10k", "disks": 10, "raid": "6", "cache_mb": 2048}
+    return Setup("fifth", 5150, device, FIFTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -407,7 +451,9 @@ def main() -> None:
     )
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
-    parser.add_argument("--set", choices=("tuning", "heldout", "third", "fourth", "all"), default="all")
+    parser.add_argument(
+        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "all"), default="all"
+    )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
         "--no-sequential",
@@ -426,7 +472,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     with tempfile.TemporaryDirectory() as tmp:
