@@ -29,7 +29,7 @@ A disk's VM has the same name alone and consolidated, so its outstanding-IO draw
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|all] [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--parallelism M]
+        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -53,14 +53,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.vcenter.labproc import LabProcess
 
 from basil.core.consolidation import (
+    DEFAULT_WRITE_CACHE_MS,
     RAID_WRITE_COST,
     DeviceParams,
+    ReadInterval,
+    SeparatedFit,
     WorkloadMeasurement,
     parallelism_from_fit,
     positioning_from_fit,
     predict_consolidation,
+    separate_destage,
 )
-from basil.core.device_model import DeviceSample, fit_device_model
+from basil.core.device_model import DeviceModelParams, DeviceSample, fit_device_model
 
 # Table 1 Iometer workloads (BASIL), Filebench-like mail/web/file (BASIL §6.6) and a sequential stream.
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -306,7 +310,35 @@ def measurement(name: str, figures: dict[str, float], random_pct: float | None) 
     )
 
 
-def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
+def separated_fit(setup: Setup, alone: dict[str, Figures], cost: float) -> SeparatedFit | None:
+    """The reads' line with the isolation runs' own destaging separated (:func:`separate_destage`),
+    over the intervals the device model keeps (IOs of at most 32 KB, at most 90 % sequential). An
+    interval's writes are its reads times the run's write/read ratio (vCenter has both per interval;
+    the lab's truth per interval here keeps the reads); cached writes (at most 1 ms) destage
+    k · r device operations each, r the disk's random share."""
+    limits = DeviceModelParams()
+    points: list[ReadInterval] = []
+    for name, figures in alone.items():
+        w = setup.workloads[name]
+        own = figures[name]
+        if (
+            float(w["io_size_kb"]) > limits.max_io_size_kb
+            or 100.0 - float(w["random_pct"]) > limits.max_seq_pct
+        ):
+            continue
+        ratio = own["write_iops"] / own["read_iops"] if own["read_iops"] > 0 else 0.0
+        cached = own["write_iops"] > 0 and own["write_latency_ms"] <= DEFAULT_WRITE_CACHE_MS
+        rows = figures["_intervals"]
+        for n in range(len(rows) // 2):
+            iops, latency = rows[f"read_iops.{n}"], rows[f"read_latency_ms.{n}"]
+            destaged = iops * ratio * cost * float(w["random_pct"]) / 100.0 if cached else 0.0
+            points.append(
+                ReadInterval(oio=iops * latency / 1000.0, latency_ms=latency, destaged_ops=destaged)
+            )
+    return separate_destage(points)
+
+
+def device_fit(setup: Setup, alone: dict[str, Figures], separate: bool = True) -> DeviceParams:
     """The LUN's device model (BASIL §4, Basil's own fit) over the isolation runs' 20 s intervals,
     read as m = intercept / slope (see :mod:`basil.core.consolidation`)."""
     samples: list[DeviceSample] = []
@@ -336,6 +368,26 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
         return DeviceParams(max_conn=QUEUE_DEPTH, write_cost=cost, write_cost_source="RAID level")
     position = positioning_from_fit(fit.slope, fit.intercept)
     print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
+    separated = separated_fit(setup, alone, cost) if separate else None
+    if separated is not None:
+        m_sep = parallelism_from_fit(separated.slope_ms, separated.intercept_ms)
+        print(
+            f"with the isolation runs' destaging separated ({separated.points} intervals): "
+            f"a = {separated.intercept_ms:.3f} ms, b = {separated.slope_ms:.3f} ms/IO, m = {m_sep}, "
+            f"c = {separated.destage_ms} ms per destaged operation"
+        )
+        if m_sep is not None:
+            return DeviceParams(
+                max_conn=QUEUE_DEPTH,
+                parallelism=m_sep,
+                parallelism_source="device model, destaging separated",
+                positioning_ms=separated.intercept_ms,
+                positioning_source="device model, destaging separated (intercept)",
+                write_cost=cost,
+                write_cost_source="RAID level",
+                destage_ms=separated.destage_ms,
+                destage_source="isolation runs (separated from the reads' line)",
+            )
     return DeviceParams(
         max_conn=QUEUE_DEPTH,
         parallelism=m,
@@ -367,6 +419,7 @@ def evaluate(
     parallelism: float | None = None,
     sequential: bool = True,
     destage: bool = True,
+    separate: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -377,7 +430,7 @@ def evaluate(
     runs = {name: run(setup, (name,), intervals, workdir, cache) for name in names}
     alone = {name: figures[name] for name, figures in runs.items()}
     print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
-    device = device_fit(setup, runs)
+    device = device_fit(setup, runs, separate)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
         device = replace(device, parallelism=parallelism, parallelism_source="given")
@@ -466,6 +519,12 @@ def main() -> None:
         help="diagnostic: cached writes cost the devices nothing (the estimator before the destage rule)",
     )
     parser.add_argument(
+        "--no-separation",
+        action="store_true",
+        help="diagnostic: m and t_pos from the plain device model, a destaged write at t_pos / m "
+        "(the rest of the estimator as now)",
+    )
+    parser.add_argument(
         "--parallelism",
         type=float,
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
@@ -486,6 +545,7 @@ def main() -> None:
                     parallelism=args.parallelism,
                     sequential=not args.no_sequential,
                     destage=not args.no_destage,
+                    separate=not args.no_separation,
                 )
         finally:
             if args.cache:
