@@ -20,13 +20,16 @@ Sets of combinations:
   SATA RAID 5 LUN, scenario seed 311;
 - ``fourth``: written down before the destage rule (whose motivation was the held-out set's log
   combinations): new types, log-like write streams and combinations without them, on a 7 x 15k FC
-  RAID 5 LUN, scenario seed 7001.
+  RAID 5 LUN, scenario seed 7001;
+- ``fifth``: written down before the estimator was changed for issue 16 (all four sets above had
+  been seen by then): new and earlier types, with and without cached writers and sequential
+  streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|all] [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--parallelism M]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|all] [--intervals N]
+        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--parallelism M]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -50,14 +53,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.vcenter.labproc import LabProcess
 
 from basil.core.consolidation import (
+    DEFAULT_WRITE_CACHE_MS,
     RAID_WRITE_COST,
     DeviceParams,
+    ReadInterval,
+    SeparatedFit,
     WorkloadMeasurement,
     parallelism_from_fit,
     positioning_from_fit,
     predict_consolidation,
+    separate_destage,
 )
-from basil.core.device_model import DeviceSample, fit_device_model
+from basil.core.device_model import DeviceModelParams, DeviceSample, fit_device_model
 
 # Table 1 Iometer workloads (BASIL), Filebench-like mail/web/file (BASIL §6.6) and a sequential stream.
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -178,6 +185,47 @@ def fourth(triples: bool) -> Setup:
     return Setup("fourth", 7001, device, FOURTH_WORKLOADS, combos)
 
 
+# Fifth set: four new types beside types of the earlier sets.
+FIFTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a write-ahead log (sequential 8 KB writes a write-back cache absorbs), a write-heavy random
+    # disk (cached random writes), a partly sequential 64 KB reader, a small-block random reader
+    "wal": {"oio": {"min": 1, "max": 2}, "io_size_kb": 8, "read_pct": 3, "random_pct": 8},
+    "oltp-w": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 40, "random_pct": 100},
+    "media": {"oio": {"min": 2, "max": 4}, "io_size_kb": 64, "read_pct": 95, "random_pct": 20},
+    "kv": {"oio": {"min": 8, "max": 16}, "io_size_kb": 4, "read_pct": 85, "random_pct": 100},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("dss", "vdi", "log")},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo", "erp", "search", "scan")},
+}
+
+
+def fifth(triples: bool) -> Setup:
+    """Written down (2026-11-26 03:25 UTC, issue 16) and committed before any change to the estimator
+    and before running it: four new types (a write-ahead log, a write-heavy random disk, a partly
+    sequential reader, a small-block random reader) and pairs with types of the earlier sets, with
+    and without cached writers and sequential streams, on a LUN of a RAID level and spindle count no
+    other set used (10 x 10k SAS RAID 6), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("wal", "kv"),
+        ("wal", "oltp"),
+        ("wal", "media"),
+        ("oltp-w", "kv"),
+        ("oltp-w", "webserver"),
+        ("media", "kv"),
+        ("media", "exchange"),
+        ("log", "erp"),
+        ("redo", "vdi"),
+        ("scan", "vdi"),
+        ("kv", "exchange"),
+        ("dss", "oltp-w"),
+        ("search", "oltp"),
+    ]
+    if triples:
+        combos += [("wal", "kv", "media"), ("redo", "oltp-w", "webserver")]
+    device = {"kind": "sas10k", "disks": 10, "raid": "6", "cache_mb": 2048}
+    return Setup("fifth", 5150, device, FIFTH_WORKLOADS, combos)
+
+
 QUEUE_DEPTH = 32
 
 
@@ -262,7 +310,35 @@ def measurement(name: str, figures: dict[str, float], random_pct: float | None) 
     )
 
 
-def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
+def separated_fit(setup: Setup, alone: dict[str, Figures], cost: float) -> SeparatedFit | None:
+    """The reads' line with the isolation runs' own destaging separated (:func:`separate_destage`),
+    over the intervals the device model keeps (IOs of at most 32 KB, at most 90 % sequential). An
+    interval's writes are its reads times the run's write/read ratio (vCenter has both per interval;
+    the lab's truth per interval here keeps the reads); cached writes (at most 1 ms) destage
+    k · r device operations each, r the disk's random share."""
+    limits = DeviceModelParams()
+    points: list[ReadInterval] = []
+    for name, figures in alone.items():
+        w = setup.workloads[name]
+        own = figures[name]
+        if (
+            float(w["io_size_kb"]) > limits.max_io_size_kb
+            or 100.0 - float(w["random_pct"]) > limits.max_seq_pct
+        ):
+            continue
+        ratio = own["write_iops"] / own["read_iops"] if own["read_iops"] > 0 else 0.0
+        cached = own["write_iops"] > 0 and own["write_latency_ms"] <= DEFAULT_WRITE_CACHE_MS
+        rows = figures["_intervals"]
+        for n in range(len(rows) // 2):
+            iops, latency = rows[f"read_iops.{n}"], rows[f"read_latency_ms.{n}"]
+            destaged = iops * ratio * cost * float(w["random_pct"]) / 100.0 if cached else 0.0
+            points.append(
+                ReadInterval(oio=iops * latency / 1000.0, latency_ms=latency, destaged_ops=destaged)
+            )
+    return separate_destage(points)
+
+
+def device_fit(setup: Setup, alone: dict[str, Figures], separate: bool = True) -> DeviceParams:
     """The LUN's device model (BASIL §4, Basil's own fit) over the isolation runs' 20 s intervals,
     read as m = intercept / slope (see :mod:`basil.core.consolidation`)."""
     samples: list[DeviceSample] = []
@@ -292,6 +368,26 @@ def device_fit(setup: Setup, alone: dict[str, Figures]) -> DeviceParams:
         return DeviceParams(max_conn=QUEUE_DEPTH, write_cost=cost, write_cost_source="RAID level")
     position = positioning_from_fit(fit.slope, fit.intercept)
     print(f"parallelism m = intercept / slope = {m:.2f}; positioning t_pos = intercept = {position}")
+    separated = separated_fit(setup, alone, cost) if separate else None
+    if separated is not None:
+        m_sep = parallelism_from_fit(separated.slope_ms, separated.intercept_ms)
+        print(
+            f"with the isolation runs' destaging separated ({separated.points} intervals): "
+            f"a = {separated.intercept_ms:.3f} ms, b = {separated.slope_ms:.3f} ms/IO, m = {m_sep}, "
+            f"c = {separated.destage_ms} ms per destaged operation"
+        )
+        if m_sep is not None:
+            return DeviceParams(
+                max_conn=QUEUE_DEPTH,
+                parallelism=m_sep,
+                parallelism_source="device model, destaging separated",
+                positioning_ms=separated.intercept_ms,
+                positioning_source="device model, destaging separated (intercept)",
+                write_cost=cost,
+                write_cost_source="RAID level",
+                destage_ms=separated.destage_ms,
+                destage_source="isolation runs (separated from the reads' line)",
+            )
     return DeviceParams(
         max_conn=QUEUE_DEPTH,
         parallelism=m,
@@ -323,6 +419,7 @@ def evaluate(
     parallelism: float | None = None,
     sequential: bool = True,
     destage: bool = True,
+    separate: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -333,7 +430,7 @@ def evaluate(
     runs = {name: run(setup, (name,), intervals, workdir, cache) for name in names}
     alone = {name: figures[name] for name, figures in runs.items()}
     print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
-    device = device_fit(setup, runs)
+    device = device_fit(setup, runs, separate)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
         device = replace(device, parallelism=parallelism, parallelism_source="given")
@@ -407,7 +504,9 @@ def main() -> None:
     )
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
-    parser.add_argument("--set", choices=("tuning", "heldout", "third", "fourth", "all"), default="all")
+    parser.add_argument(
+        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "all"), default="all"
+    )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
         "--no-sequential",
@@ -420,13 +519,19 @@ def main() -> None:
         help="diagnostic: cached writes cost the devices nothing (the estimator before the destage rule)",
     )
     parser.add_argument(
+        "--no-separation",
+        action="store_true",
+        help="diagnostic: m and t_pos from the plain device model, a destaged write at t_pos / m "
+        "(the rest of the estimator as now)",
+    )
+    parser.add_argument(
         "--parallelism",
         type=float,
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     with tempfile.TemporaryDirectory() as tmp:
@@ -440,6 +545,7 @@ def main() -> None:
                     parallelism=args.parallelism,
                     sequential=not args.no_sequential,
                     destage=not args.no_destage,
+                    separate=not args.no_separation,
                 )
         finally:
             if args.cache:

@@ -9,10 +9,12 @@ import math
 import pytest
 
 from basil.core.consolidation import (
+    DESTAGE_FROM_READS,
     MAX_DESTAGE_UTIL,
     RAID_WRITE_COST,
     WRITE_COST_LOWER_BOUND,
     DeviceParams,
+    ReadInterval,
     WorkloadMeasurement,
     WorkloadPrediction,
     destage_factor,
@@ -20,6 +22,7 @@ from basil.core.consolidation import (
     interleaved_share,
     predict_consolidation,
     predict_departure,
+    separate_destage,
     whatif_from_mapping,
 )
 from basil.errors import ValidationError
@@ -60,10 +63,9 @@ def test_interleaved_destaging_slows_the_neighbours_reads_by_the_added_device_lo
     got, base = by_name(p.workloads), by_name(without.workloads)
     log = got["log"]
     # ΔU = X^W' · k · s · (f¹ − f⁰) · t_pos / m, X^W' the log's predicted write rate, f⁰ = 0 alone,
-    # f¹ the neighbour's share of the predicted IO rate.
-    f1 = interleaved_share(
-        log.read_iops + log.write_iops, sum(w.read_iops + w.write_iops for w in p.workloads)
-    )
+    # f¹ the neighbour's share of the IOs in flight (which a closed loop keeps).
+    f1 = interleaved_share(LOG.queue, LOG.queue + DSS.queue)
+    assert f1 == pytest.approx(9.0 / 10.41)
     expected = log.write_iops * K * 0.9 * f1 * T_POS / (1000.0 * M)
     assert p.destage_util == pytest.approx(expected, rel=1e-4)
     assert 0.05 < p.destage_util < MAX_DESTAGE_UTIL
@@ -123,6 +125,8 @@ def test_the_stretch_is_bounded_where_the_cache_would_fill() -> None:
 
 
 def test_when_the_writer_leaves_the_reader_regains_the_destage_stretch() -> None:
+    # RAID 0 (k = 1): a stretch well below the bound, so that leaving takes back what joining added.
+    device = DeviceParams(max_conn=32, parallelism=M, positioning_ms=T_POS, write_cost=RAID_WRITE_COST["0"])
     # Measured together: the same disks as the consolidated prediction gives them.
     together = [
         WorkloadMeasurement(
@@ -134,9 +138,9 @@ def test_when_the_writer_leaves_the_reader_regains_the_destage_stretch() -> None
             group="lun",
             random_pct=src.random_pct,
         )
-        for w, src in zip(predict_consolidation([LOG, DSS], DEVICE).workloads, (LOG, DSS), strict=True)
+        for w, src in zip(predict_consolidation([LOG, DSS], device).workloads, (LOG, DSS), strict=True)
     ]
-    (dss,) = predict_departure(together, {"log"}, DEVICE)
+    (dss,) = predict_departure(together, {"log"}, device)
     (plain,) = predict_departure(together, {"log"}, NO_DESTAGE)
     assert dss.destage_added_ms < 0
     assert dss.read_latency_ms < plain.read_latency_ms
@@ -167,3 +171,84 @@ def test_a_document_carries_the_write_cost() -> None:
         with pytest.raises(ValidationError) as err:
             whatif_from_mapping({"datastore": {"write_cost": bad}, "disks": disks})
         assert "datastore.write_cost" in str(err.value)
+
+
+def test_a_destaged_operation_costs_c_where_known_else_t_pos_over_m() -> None:
+    reads_cost = destage_util(LOG, 1000.0, 0.5, DEVICE)
+    assert reads_cost == pytest.approx(1000.0 * K * (0.1 + 0.9 * 0.5) * T_POS / M / 1000.0)
+    sorted_cost = DeviceParams(
+        max_conn=32, parallelism=M, positioning_ms=T_POS, write_cost=K, destage_ms=0.4, destage_source="x"
+    )
+    assert destage_util(LOG, 1000.0, 0.5, sorted_cost) == pytest.approx(reads_cost * 0.4 / (T_POS / M))
+    # Cheaper destaging, less stretch for the reader.
+    dear = by_name(predict_consolidation([LOG, DSS], DEVICE).workloads)["dss"]
+    cheap = by_name(predict_consolidation([LOG, DSS], sorted_cost).workloads)["dss"]
+    assert 0 < cheap.destage_added_ms < dear.destage_added_ms
+    # Still no positioning cost known, nothing destaged: the rule needs the device model.
+    assert destage_util(LOG, 1000.0, 0.5, DeviceParams(write_cost=K, destage_ms=0.4)) == 0.0
+
+
+def _intervals(a: float, b: float, c: float | None) -> list[ReadInterval]:
+    """Reads of a device L = (a + b·OIO) / (1 − D·c / 1000), the writes (D) growing with the OIO."""
+    out = []
+    for oio in (2.0, 4.0, 6.0, 8.0, 11.0, 14.0):
+        for write_share in (0.0, 0.3, 0.6):
+            ops = 40.0 * oio * write_share
+            load = 0.0 if c is None else ops * c / 1000.0
+            out.append(ReadInterval(oio=oio, latency_ms=(a + b * oio) / (1.0 - load), destaged_ops=ops))
+    return out
+
+
+def test_separating_the_destaging_recovers_the_reads_line_and_the_destage_cost() -> None:
+    fit = separate_destage(_intervals(3.0, 0.6, 0.45))
+    assert fit is not None
+    assert (fit.intercept_ms, fit.slope_ms, fit.destage_ms) == pytest.approx((3.0, 0.6, 0.45), rel=1e-6)
+    assert fit.points == 18
+    # A line through the same points puts the destaging in its slope.
+    points = _intervals(3.0, 0.6, 0.45)
+    x = [p.oio for p in points]
+    y = [p.latency_ms for p in points]
+    mean_x, mean_y = sum(x) / len(x), sum(y) / len(y)
+    slope = sum((u - mean_x) * (v - mean_y) for u, v in zip(x, y, strict=True)) / sum(
+        (u - mean_x) ** 2 for u in x
+    )
+    assert slope > 0.6 * 1.1
+
+
+def test_separation_without_cached_writes_is_the_plain_line_and_refuses_what_it_cannot_read() -> None:
+    no_writes = [ReadInterval(p.oio, p.latency_ms, 0.0) for p in _intervals(3.0, 0.6, None)]
+    fit = separate_destage(no_writes)
+    assert fit is not None
+    assert (fit.intercept_ms, fit.slope_ms, fit.destage_ms) == pytest.approx((3.0, 0.6, None))
+    assert separate_destage(no_writes[:4]) is None  # too few intervals
+    flat = [ReadInterval(5.0, 4.0 + 0.1 * k, 10.0 * k) for k in range(8)]  # one OIO: no line
+    assert separate_destage(flat) is None
+    falling = [ReadInterval(p.oio, 20.0 - p.oio, 0.0) for p in no_writes]
+    assert separate_destage(falling) is None
+
+
+def test_a_document_carries_the_destage_cost() -> None:
+    document = {
+        "datastore": {"parallelism": M, "positioning_ms": T_POS, "write_cost": K, "destage_ms": 0.4},
+        "disks": [
+            {
+                "name": w.name,
+                "read_iops": w.read_iops,
+                "write_iops": w.write_iops,
+                "read_latency_ms": w.read_latency_ms,
+                "write_latency_ms": w.write_latency_ms,
+                "random_pct": w.random_pct,
+            }
+            for w in (LOG, DSS)
+        ],
+    }
+    given = whatif_from_mapping(document).to_dict()
+    assert (given["destage_ms"], given["destage_source"]) == (0.4, "given")
+    del document["datastore"]["destage_ms"]  # type: ignore[attr-defined]
+    default = whatif_from_mapping(document).to_dict()
+    assert default["destage_ms"] == pytest.approx(T_POS / M)
+    assert default["destage_source"] == DESTAGE_FROM_READS
+    document["datastore"]["destage_ms"] = 0  # type: ignore[index]
+    with pytest.raises(ValidationError) as err:
+        whatif_from_mapping(document)
+    assert "datastore.destage_ms" in str(err.value)

@@ -62,20 +62,34 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   array must write it to the devices later: k device operations (the RAID write penalty,
   ``RAID_WRITE_COST``: 1 for RAID 0, 2 for mirrors, 4 and 6 for a small RAID 5 and 6 write; the
   same notion as ``basil.core.predictive.WRITE_COST_READS``, a write's cost in device work), each
-  a random positioning t_pos where the write does not continue the previous one, while writes that
-  continue their stream are gathered into full stripes and cost no positioning. A disk's cached
-  writes, X^W a second, thus keep the devices busy U = X^W · k · (r + s·f) · t_pos / m of the time
-  (r its random share, s = 1 − r broken up by other streams with probability f, as for reads;
-  :func:`destage_util`). Alone a log's sequential writes destage almost free; interleaved they
-  destage as random writes. Only the change ΔU = U(f¹) − U(f⁰), at the predicted write rates,
-  is added: the destage load a disk had where it was measured is in its own figures and, through
-  its read service times, in the batches it puts ahead of its neighbours. Destaging competes with
-  the disks' IO first come, first served (an open load in a closed network): every read and
-  uncached write is stretched by 1 / (1 − ΔU) (:func:`destage_factor`), ΔU bounded to
-  ``MAX_DESTAGE_UTIL`` (beyond it the cache would fill and writes wait for the devices, which is
-  not modelled: the answer's ``destage_saturated``). Leaving a datastore takes the stretch back
-  (1 − |ΔU|). k is the administrator's (vCenter does not report RAID levels); without it, 1, a
-  lower bound, and the answer says so; without t_pos or a random % nothing is added.
+  a positioning where the write does not continue the previous one, while writes that continue
+  their stream are gathered into full stripes and cost no positioning. A disk's cached writes,
+  X^W a second, thus keep the devices busy U = X^W · k · (r + s·f) · c of the time (r its random
+  share, s = 1 − r broken up by other streams with probability f; :func:`destage_util`). c is the
+  devices' time for one destaged operation, per server: the cache writes its dirty blocks in
+  sorted order, so c is expected below a read's t_pos / m; where it was separated from the reads'
+  device model (:func:`separate_destage`) it is ``DeviceParams.destage_ms``, else t_pos / m (an
+  upper bound). f here is the neighbours' share of the IOs in flight, 1 − A_i / Σ A (A_i its
+  outstanding IOs, which a closed loop keeps): destaged writes are not issued by the disk's IO
+  loop, so its IO rate does not order them among the others; the devices serve, between two of
+  them, what the other disks keep queued. Alone a log's sequential writes destage almost free;
+  beside disks with many IOs in flight they destage as random writes. Only the change ΔU =
+  U(f¹) − U(f⁰), at the predicted write rates, is added: the destage load a disk had where it
+  was measured is in its own figures and, through its read service times, in the batches it puts
+  ahead of its neighbours. Destaging competes with the disks' IO first come, first served (an
+  open load in a closed network): every read and uncached write is stretched by 1 / (1 − ΔU)
+  (:func:`destage_factor`), ΔU bounded to ``MAX_DESTAGE_UTIL`` (beyond it the cache would fill
+  and writes wait for the devices, which is not modelled: the answer's ``destage_saturated``).
+  Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
+  not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
+  or a random % nothing is added.
+- The reads' device model with the destaging separated (:func:`separate_destage`). Where the
+  disks a device model is fitted on write through the cache, their reads share the devices with
+  that destaging, L = (a + b·OIO) / (1 − U): the more IOs in flight, the more writes a second
+  and the more destaging, so a line fitted to L alone carries the destaging in its slope (and
+  m = a / b, t_pos = a with it). Written L = a + b·OIO + c·(D·L / 1000), D the destaged
+  operations a second, the fit is linear in a, b and c: it gives the reads' line without the
+  destaging, and c.
 - Mix: the answer's β^R = X^R / (X^R + X^W), of the predicted throughputs; the paper's eq. 1–2, of
   the isolation throughputs, is reported beside it (``paper_read_mix``), and is wrong wherever a
   workload's throughput changes much (a sequential stream's falls most).
@@ -94,6 +108,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from basil.core.workload_model import WorkloadModelParams
 from basil.errors import Problem, raise_if_problems
@@ -200,6 +216,7 @@ POSITIONING_NONE = "none: sequential streams keep their isolation service times 
 # the data; mirrors write it twice; RAID 5 and 6 read old data and parity and write both back).
 RAID_WRITE_COST: Mapping[str, float] = {"0": 1.0, "1": 2.0, "10": 2.0, "5": 4.0, "6": 6.0}
 DEFAULT_WRITE_COST = 1.0
+DESTAGE_FROM_READS = "t_pos / m: a destaged write costs the devices what a random read does"
 WRITE_COST_LOWER_BOUND = "lower bound: one device write per host write (RAID level unknown)"
 # Destaging may take at most this share of the devices (arrays keep the rest for reads; the lab's
 # documented ceiling); beyond it the cache fills and writes wait for the devices, not modelled.
@@ -225,6 +242,19 @@ class DeviceParams:
     # writes are free to the devices (no destage load)
     write_cost: float | None = DEFAULT_WRITE_COST
     write_cost_source: str = WRITE_COST_LOWER_BOUND
+    # c: the devices' time (ms, per server) of one destaged device operation, the array's cache
+    # writing in sorted order; None: t_pos / m, a read's (module doc)
+    destage_ms: float | None = None
+    destage_source: str = DESTAGE_FROM_READS
+
+    @property
+    def destage_op_ms(self) -> float | None:
+        """c, or t_pos / m where no separate figure is known; None without t_pos."""
+        if self.destage_ms is not None:
+            return self.destage_ms
+        if self.positioning_ms is None:
+            return None
+        return self.positioning_ms / self.parallelism
 
     @property
     def write_share(self) -> float:
@@ -240,6 +270,7 @@ class DeviceParams:
             "write_cache_ms",
             "positioning_ms",
             "write_cost",
+            "destage_ms",
         ):
             value = getattr(self, field)
             if value is None:
@@ -326,6 +357,8 @@ class ConsolidationPrediction:
             "positioning_source": self.device.positioning_source,
             "write_cost": self.device.write_cost,
             "write_cost_source": self.device.write_cost_source,
+            "destage_ms": self.device.destage_op_ms,
+            "destage_source": self.device.destage_source if self.device.destage_op_ms is not None else "none",
             "destage_util": self.destage_util,
             "destage_saturated": self.destage_util >= MAX_DESTAGE_UTIL,
             "workloads": [w.to_dict() for w in self.workloads],
@@ -367,6 +400,61 @@ def positioning_from_fit(slope_ms: float | None, intercept_ms: float | None) -> 
     if parallelism_from_fit(slope_ms, intercept_ms) is None or intercept_ms is None:
         return None
     return intercept_ms
+
+
+@dataclass(frozen=True)
+class ReadInterval:
+    """One interval of a datastore's reads, for :func:`separate_destage`: its outstanding reads, its
+    read latency (ms) and the device operations a second its cached writes put on the devices with a
+    positioning (X^W · k · r: written back later, in the cache's order)."""
+
+    oio: float
+    latency_ms: float
+    destaged_ops: float
+
+
+@dataclass(frozen=True)
+class SeparatedFit:
+    """The reads' line L = a + b·OIO with the devices' own destaging taken out, and c."""
+
+    intercept_ms: float  # a: t_pos
+    slope_ms: float  # b: a / m
+    destage_ms: float | None  # c: per server, one destaged operation; None: no cached writes seen
+    points: int
+
+
+MIN_SEPARATION_POINTS = 5
+
+
+def separate_destage(intervals: Sequence[ReadInterval]) -> SeparatedFit | None:
+    """The reads' device model with the destaging of the intervals' own cached writes separated.
+
+    Measured where disks write through a write-back cache, reads share the devices with the
+    destaging of those writes: L = (a + b·OIO) / (1 − U), U = D·c / 1000 the devices' share of time
+    destaging, D the destaged operations a second that need a positioning, c the devices' time for
+    one (per server, in the order the cache writes them). A line fitted to L alone puts the
+    destaging in a and b: the more outstanding IOs, the more writes a second, the more destaging,
+    so b grows with it. Written L = a + b·OIO + c·(D·L/1000), it is linear in a, b and c and is
+    fitted by least squares; c is then what a destaged write costs, known from the same counters
+    (module doc). None where a, b or c come out not positive or the points do not determine them;
+    c None where no interval had cached writes (the two-term line)."""
+    points = [i for i in intervals if i.oio > 0 and i.latency_ms > 0 and i.destaged_ops >= 0]
+    if len(points) < MIN_SEPARATION_POINTS:
+        return None
+    oio = np.array([p.oio for p in points], dtype=np.float64)
+    latency = np.array([p.latency_ms for p in points], dtype=np.float64)
+    work = np.array([p.destaged_ops * p.latency_ms / 1000.0 for p in points], dtype=np.float64)
+    with_writes = bool(np.any(work > 0))
+    columns = [np.ones(len(points)), oio] + ([work] if with_writes else [])
+    design = np.column_stack(columns)
+    coef, _, rank, _ = np.linalg.lstsq(design, latency, rcond=None)
+    if rank < design.shape[1]:
+        return None
+    a, b = float(coef[0]), float(coef[1])
+    c = float(coef[2]) if with_writes else None
+    if not (a > 0 and b > 0) or (c is not None and not c > 0):
+        return None
+    return SeparatedFit(intercept_ms=a, slope_ms=b, destage_ms=c, points=len(points))
 
 
 def _group_key(index: int, workload: WorkloadMeasurement) -> str:
@@ -421,15 +509,18 @@ def _positioning_batches_ms(
 def destage_util(
     workload: WorkloadMeasurement, write_iops: float, interleaved: float, device: DeviceParams
 ) -> float:
-    """U = X^W · k · (r + s·f) · t_pos / m: the devices' share of time spent destaging a disk's
-    cached writes, *write_iops* a second, when a share *interleaved* (f) of the IOs between two of
-    its own are other streams' (module doc). A destaged write costs k device operations (the RAID
-    write penalty), each a random positioning t_pos where it does not continue the previous one
-    (its random share r, and its sequential share s broken up by other streams, as for reads);
-    a write that continues its stream is gathered into full stripes, costing no positioning. 0 for
-    writes the cache does not absorb, or without t_pos, k or the disk's random %."""
+    """U = X^W · k · (r + s·f) · c: the devices' share of time spent destaging a disk's cached
+    writes, *write_iops* a second, when a share *interleaved* (f) of the IOs in flight are other
+    streams' (module doc). A destaged write costs k device operations (the RAID write penalty),
+    each a positioning where it does not continue the previous one (its random share r, and its
+    sequential share s broken up by other streams); c is one such operation's device time per
+    server (``DeviceParams.destage_op_ms``: the separated figure, else t_pos / m); a write that
+    continues its stream is gathered into full stripes, costing no positioning. 0 for writes the
+    cache does not absorb, or without t_pos, k or the disk's random %."""
+    cost = device.destage_op_ms
     if (
-        device.positioning_ms is None
+        cost is None
+        or device.positioning_ms is None
         or device.write_cost is None
         or workload.random_pct is None
         or write_iops <= 0
@@ -437,7 +528,7 @@ def destage_util(
     ):
         return 0.0
     positioned = workload.random_pct / 100.0 + workload.sequential_share * interleaved
-    return write_iops * device.write_cost * positioned * device.positioning_ms / (1000.0 * device.parallelism)
+    return write_iops * device.write_cost * positioned * cost / 1000.0
 
 
 def destage_factor(measured: float, predicted: float) -> float:
@@ -459,25 +550,29 @@ def destage_factor(measured: float, predicted: float) -> float:
 def _interleaved(
     workloads: Sequence[WorkloadMeasurement],
     measured: Sequence[float],
+    in_flight: tuple[Sequence[float], Sequence[float]],
     device: DeviceParams,
     predicted: Callable[[Sequence[float], tuple[float, float]], list[WorkloadPrediction]],
 ) -> tuple[list[WorkloadPrediction], tuple[float, float]]:
     """The predictions with sequential streams interleaved and the cached writes destaged (module
-    doc): f¹ from the shares of the predicted IO rates, which depend on Δ and on the destage load
-    U¹, solved as a damped fixed point; *measured* is f⁰. Returns the predictions and (U⁰, U¹)."""
+    doc): f¹ of the reads from the shares of the predicted IO rates, which depend on Δ and on the
+    destage load U¹, solved as a damped fixed point; *measured* is f⁰. The destaging's f⁰ and f¹
+    are the shares of the IOs in flight (*in_flight*), which do not move. Returns the
+    predictions and (U⁰, U¹)."""
 
     def destage(rates: Sequence[float]) -> tuple[float, float]:
-        """(U⁰, U¹) at the predicted write rates: f⁰ where measured, f¹ with the rates of all."""
-        together = sum(rates)
+        """(U⁰, U¹) at the predicted write rates, f⁰ and f¹ the neighbours' shares of the IOs in
+        flight where measured and together (*in_flight*)."""
         writes = [
             rate * w.write_iops / w.iops if w.iops > 0 else 0.0
             for w, rate in zip(workloads, rates, strict=True)
         ]
         return (
-            sum(destage_util(w, x, f0, device) for w, x, f0 in zip(workloads, writes, measured, strict=True)),
             sum(
-                destage_util(w, x, interleaved_share(rate, together), device)
-                for w, x, rate in zip(workloads, writes, rates, strict=True)
+                destage_util(w, x, f, device) for w, x, f in zip(workloads, writes, in_flight[0], strict=True)
+            ),
+            sum(
+                destage_util(w, x, f, device) for w, x, f in zip(workloads, writes, in_flight[1], strict=True)
             ),
         )
 
@@ -550,6 +645,17 @@ def predict_consolidation(
     all_interference = sum(interference.values())
     measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
 
+    # The destage rule's interleaving: the neighbours' share of the IOs in flight where measured
+    # (in its group) and together; closed loops keep their outstanding IOs, so these do not move.
+    group_queue: dict[str, float] = {}
+    for key, w in zip(keys, workloads, strict=True):
+        group_queue[key] = group_queue.get(key, 0.0) + w.queue
+    all_queue = sum(group_queue.values())
+    in_flight = (
+        [interleaved_share(w.queue, group_queue[key]) for key, w in zip(keys, workloads, strict=True)],
+        [interleaved_share(w.queue, all_queue) for w in workloads],
+    )
+
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
         batches = _positioning_batches_ms(workloads, positioning, device)
@@ -576,7 +682,7 @@ def predict_consolidation(
             )
         return out
 
-    predictions, destage = _interleaved(workloads, measured, device, predicted)
+    predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted)
     read_x = sum(p.read_iops for p in predictions)
     write_x = sum(p.write_iops for p in predictions)
     c_oh = (read_x + write_x) / total if total > 0 else 1.0
@@ -623,15 +729,17 @@ def predict_departure(
     batches = _positioning_batches_ms(staying, positioning, device)
     # The destage load loses what interleaving added: the staying streams' f falls to the staying
     # disks' share; the leaving disks' own load (without interleaving) leaves with their batches.
+    queue_together, queue_staying = seen, sum(w.queue for w in staying)
     stretch = destage_factor(
         sum(
-            destage_util(w, w.write_iops, interleaved_share(w.iops, rate_together), device) for w in together
+            destage_util(w, w.write_iops, interleaved_share(w.queue, queue_together), device)
+            for w in together
         ),
         sum(
             destage_util(
                 w,
                 w.write_iops,
-                interleaved_share(w.iops, rate_staying) if w.name not in leaving else 0.0,
+                interleaved_share(w.queue, queue_staying) if w.name not in leaving else 0.0,
                 device,
             )
             for w in together
@@ -806,6 +914,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 "write_cache_ms",
                 "positioning_ms",
                 "write_cost",
+                "destage_ms",
             }
         ]
 
@@ -818,6 +927,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         cache = datastore.get("write_cache_ms", DEFAULT_WRITE_CACHE_MS)
         positioning = datastore.get("positioning_ms")
         cost = datastore.get("write_cost", DEFAULT_WRITE_COST)
+        destage = datastore.get("destage_ms")
         wrong = [
             f"datastore.{key}"
             for key, value, optional in (
@@ -827,6 +937,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ("write_cache_ms", cache, True),
                 ("positioning_ms", positioning, True),
                 ("write_cost", cost, True),
+                ("destage_ms", destage, True),
             )
             if not (is_number(value) or (optional and value is None))
         ]
@@ -846,6 +957,8 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                     if "write_cost" not in datastore
                     else ("none: cached writes are free to the devices" if cost is None else "given")
                 ),
+                destage_ms=None if destage is None else _number(destage),
+                destage_source=DESTAGE_FROM_READS if destage is None else "given",
             )
             names = {"max_conn": "datastore.queue_depth"}
             problems += [

@@ -54,6 +54,11 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "description": "device operations per destaged small write, the RAID write "
                     "penalty (RAID 0: 1, 1/10: 2, 5: 4, 6: 6); default 1; null: cached writes free",
                 },
+                "destage_ms": {
+                    **s.nullable("number", exclusiveMinimum=0),
+                    "description": "c: device time (ms, per server) of one destaged operation, the "
+                    "cache writing in sorted order; null or absent: positioning_ms / parallelism",
+                },
             },
         },
         "disks": {
@@ -140,6 +145,8 @@ WHATIF_ANSWER: dict[str, Any] = {
         "positioning_source": s.STRING,
         "write_cost": _ESTIMATE,
         "write_cost_source": s.STRING,
+        "destage_ms": {**_ESTIMATE, "description": "c: device time of one destaged operation"},
+        "destage_source": s.STRING,
         "destage_util": {
             **_ESTIMATE,
             "description": "ΔU: what interleaving adds to the devices' share of time destaging cached writes",
