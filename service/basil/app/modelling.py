@@ -17,6 +17,21 @@ over the disks the inventory places on the datastore, used when those disks have
 IOPS account for the hosts' (within 10 % + 2 IOPS: a disk that moved in or out, or IO from outside
 the inventory, falls back to the millisecond figure for that interval). The fit reports which it used.
 
+The reads' device model with the destaging separated (docs/whatif.md). Where the datastore's
+disks write through a write-back cache, its reads share the devices with the destaging of those
+writes, so the plain line's slope carries it. Over the intervals the device model keeps, each
+interval's destaged operations a second, D = Σ over the datastore's disks of cached write IOPS ×
+k × random share (a write is cached when its latency is at most the what-if's write-cache
+threshold, as :mod:`basil.core.consolidation` takes it; k, the RAID write cost, is 1: vCenter does
+not report RAID levels and Basil has no configured write cost, so the fitted c is k · c, the
+product the estimator needs), are fitted with the read OIO and latency by
+:func:`basil.core.consolidation.separate_destage`: L = a + b·OIO + c·(D·L/1000). Its a, b, c and
+point count are kept in the model's details (``destage_separation``) where this window's fit is
+credible and b and c are determined (relative standard errors at most ``MAX_SEPARATION_ERROR``:
+where the disks' writes keep step with their reads, OIO and destaging cannot be told apart); the
+what-if reads m, t_pos and c from them (:mod:`basil.app.whatif`). Only raw 20 s
+intervals with the disks' samples enter (rollups keep no per-disk seeks).
+
 Storage vMotion. Copy windows come from vCenter's recent relocation tasks (Basil's own and anyone
 else's, in vCenter's clock); Basil's own plan moves name their source and target, other tasks the
 datastores the VM's disks are on now (the source of a finished foreign move is not known).
@@ -30,11 +45,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from basil.config.schema import DeviceConfig
+from basil.core.consolidation import (
+    DEFAULT_WRITE_CACHE_MS,
+    MIN_SEPARATION_POINTS,
+    ReadInterval,
+    SeparatedFit,
+    separate_destage,
+)
 from basil.core.device_model import (
     OP_WRITE,
+    SOURCE_CARRIED,
     SOURCE_FIT,
     SOURCE_NONE,
+    AggregatedInterval,
     DeviceFit,
     DeviceModelParams,
     DevicePrior,
@@ -42,6 +68,7 @@ from basil.core.device_model import (
     FitStatus,
     device_prior,
     fit_device_model,
+    fitted_intervals,
     settle_performance,
 )
 from basil.core.workload_model import (
@@ -62,8 +89,10 @@ from basil.store.fits import (
 )
 from basil.store.samples import (
     DevicePoints,
+    DiskWrites,
     device_points,
     disk_read_latency_us,
+    disk_writes,
     epoch,
     from_epoch,
     workload_percentiles,
@@ -77,6 +106,11 @@ COVERAGE_REL = 0.10
 COVERAGE_ABS_IOPS = 2.0
 #: The store's quality column holds 16 characters; longer statuses are saved under a short name.
 _QUALITY = {FitStatus.NON_POSITIVE_SLOPE: "non_pos_slope", FitStatus.NEGATIVE_INTERCEPT: "neg_intercept"}
+#: k, device operations per destaged write: vCenter does not report RAID levels (module doc).
+DESTAGE_WRITE_COST = 1.0
+#: The separated line is kept only where b and c are determined to this relative standard error:
+#: where every disk writes in step with its reads (one mix), OIO and destaging cannot be told apart.
+MAX_SEPARATION_ERROR = 0.2
 
 
 @dataclass(frozen=True)
@@ -215,6 +249,67 @@ def device_samples(
     return out
 
 
+def destage_intervals(
+    kept: Sequence[AggregatedInterval],
+    writes: Mapping[int, Sequence[DiskWrites]],
+    *,
+    write_cost: float = DESTAGE_WRITE_COST,
+    write_cache_ms: float = DEFAULT_WRITE_CACHE_MS,
+) -> list[ReadInterval]:
+    """The device model's kept intervals as :func:`separate_destage`'s input (module doc).
+
+    *writes* are the datastore's disks' writes per raw sample time (:func:`disk_writes`). An
+    interval enters with D = Σ cached write IOPS × k × random share over its disks; one without
+    the disks' samples (a rollup point, a gap) or with a cached writer without a random % is left
+    out, its D unknown.
+    """
+    out: list[ReadInterval] = []
+    for interval in kept:
+        rows = writes.get(int(interval.time)) if interval.time is not None else None
+        if not rows:
+            continue
+        cached = [w for w in rows if w.write_iops > 0 and w.write_latency_ms <= write_cache_ms]
+        if any(w.random_pct is None for w in cached):
+            continue
+        destaged = sum(w.write_iops * write_cost * (w.random_pct or 0.0) / 100.0 for w in cached)
+        out.append(ReadInterval(oio=interval.oio, latency_ms=interval.latency_ms, destaged_ops=destaged))
+    return out
+
+
+def separation_errors(intervals: Sequence[ReadInterval], fit: SeparatedFit) -> tuple[float, float | None]:
+    """The relative standard errors of the separated fit's b and c (least squares, from its residuals)."""
+    points = [i for i in intervals if i.oio > 0 and i.latency_ms > 0 and i.destaged_ops >= 0]
+    latency = np.array([p.latency_ms for p in points], dtype=np.float64)
+    columns = [np.ones(len(points)), np.array([p.oio for p in points], dtype=np.float64)]
+    coef = [fit.intercept_ms, fit.slope_ms]
+    if fit.destage_ms is not None:
+        columns.append(np.array([p.destaged_ops * p.latency_ms / 1000.0 for p in points], dtype=np.float64))
+        coef.append(fit.destage_ms)
+    design = np.column_stack(columns)
+    residual = latency - design @ np.array(coef)
+    dof = len(points) - design.shape[1]
+    if dof <= 0:
+        return math.inf, None if fit.destage_ms is None else math.inf
+    variance = float(residual @ residual) / dof
+    cov = variance * np.linalg.pinv(design.T @ design)
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    b_err = float(se[1]) / fit.slope_ms
+    c_err = float(se[2]) / fit.destage_ms if fit.destage_ms is not None else None
+    return b_err, c_err
+
+
+@dataclass(frozen=True)
+class DatastoreFit:
+    """One window's fit of a datastore: the device model's line, its points, and the reads' line with
+    the destaging separated (None, and why, where it could not be fitted)."""
+
+    fit: DeviceFit
+    points: DevicePoints
+    separated: SeparatedFit | None = None
+    separation_note: str = ""
+    errors: tuple[float, float | None] = (0.0, None)  # relative standard errors of b and c
+
+
 def fit_datastore(
     store: Store,
     vcenter: str,
@@ -225,14 +320,64 @@ def fit_datastore(
     params: DeviceModelParams,
     disks: DatastoreDisks | None = None,
     excluded: Sequence[tuple[float, float]] = (),
-) -> tuple[DeviceFit, DevicePoints]:
-    """This window's fit of one datastore; *disks* are the disks on it (for µs latency)."""
+) -> DatastoreFit:
+    """This window's fit of one datastore; *disks* are the disks on it (for µs latency and the
+    destaging of their cached writes)."""
     with store.read_session() as session:
         points = device_points(session, vcenter, datastore, since, until)
         micro = {}
+        writes: dict[int, list[DiskWrites]] = {}
         if disks is not None:
             micro = disk_read_latency_us(session, vcenter, disks.disks, since, until, timed=disks.timed)
-    return fit_device_model(device_samples(points, micro), params, excluded=excluded), points
+            writes = disk_writes(session, vcenter, disks.disks, since, until, timed=disks.timed)
+    samples = device_samples(points, micro)
+    fit = fit_device_model(samples, params, excluded=excluded)
+    if not fit.credible:
+        return DatastoreFit(fit, points, separation_note="the device model's fit is not credible")
+    intervals = destage_intervals(fitted_intervals(samples, params, excluded=excluded), writes)
+    separated = separate_destage(intervals)
+    if separated is None:
+        note = (
+            f"only {len(intervals)} intervals with the disks' samples"
+            if len(intervals) < MIN_SEPARATION_POINTS
+            else f"{len(intervals)} intervals: a, b or c not positive"
+        )
+        return DatastoreFit(fit, points, separation_note=note)
+    b_err, c_err = separation_errors(intervals, separated)
+    if b_err > MAX_SEPARATION_ERROR or (c_err is not None and c_err > MAX_SEPARATION_ERROR):
+        shown = "" if c_err is None else f", c ±{c_err:.0%}"
+        note = (
+            f"slope and destaging not told apart (b ±{b_err:.0%}{shown}: the writes keep step with the reads)"
+        )
+        return DatastoreFit(fit, points, separation_note=note)
+    return DatastoreFit(fit, points, separated, errors=(b_err, c_err))
+
+
+def _separation(
+    window: DatastoreFit, settled: DeviceFit, before: DatastoreModel | None
+) -> tuple[dict[str, Any] | None, str]:
+    """What the model keeps of the separated fit: this window's where its fit is the one settled,
+    the previous model's where that was carried forward; and a note where there is none."""
+    if settled.source == SOURCE_CARRIED and before is not None:
+        kept = before.details.get("destage_separation")
+        if isinstance(kept, dict):
+            return {**kept, "carried": True}, ""
+        return None, "carried forward without one"
+    if settled.source != SOURCE_FIT:
+        return None, f"no fit of this window (source {settled.source})"
+    sep = window.separated
+    if sep is None:
+        return None, window.separation_note
+    return {
+        "intercept_ms": sep.intercept_ms,
+        "slope_ms": sep.slope_ms,
+        "destage_ms": sep.destage_ms,
+        "points": sep.points,
+        "slope_rel_error": window.errors[0],
+        "destage_rel_error": window.errors[1],
+        "write_cost": DESTAGE_WRITE_COST,
+        "write_cache_ms": DEFAULT_WRITE_CACHE_MS,
+    }, ""
 
 
 def copy_windows(
@@ -271,7 +416,11 @@ def previous_fit(model: DatastoreModel | None) -> DeviceFit | None:
     )
 
 
-def _details(fit: DeviceFit, disks: DatastoreDisks | None = None) -> dict[str, Any]:
+def _details(
+    fit: DeviceFit,
+    disks: DatastoreDisks | None = None,
+    separation: tuple[dict[str, Any] | None, str] = (None, ""),
+) -> dict[str, Any]:
     memory: dict[str, Any] = {}
     if disks is not None:
         memory = {"disks": disks.current(), "moves_out": {t: list(m) for t, m in disks.moves_out.items()}}
@@ -289,6 +438,8 @@ def _details(fit: DeviceFit, disks: DatastoreDisks | None = None) -> dict[str, A
         "latency_resolution": fit.latency_resolution,
         "reason": fit.reason,
         "oio_range": list(fit.oio_range) if fit.oio_range is not None else None,
+        "destage_separation": separation[0],
+        "destage_separation_note": separation[1],
     }
 
 
@@ -318,7 +469,7 @@ def fit_datastore_models(
     ok = 0
     for ds in sorted(set(datastores)):
         excluded = [(c.start, c.end) for c in copies if ds in c.datastores]
-        fit, _points = fit_datastore(
+        window_fit = fit_datastore(
             store,
             vcenter,
             ds,
@@ -328,9 +479,8 @@ def fit_datastore_models(
             disks=(placement or {}).get(ds),
             excluded=excluded,
         )
-        settled = settle_performance(
-            fit, previous_fit(before.get((vcenter, ds))), (priors or {}).get(ds), dparams
-        )
+        previous = before.get((vcenter, ds))
+        settled = settle_performance(window_fit.fit, previous_fit(previous), (priors or {}).get(ds), dparams)
         ok += settled.ok
         models.append(
             DatastoreModel(
@@ -346,7 +496,9 @@ def fit_datastore_models(
                 points_used=settled.points_used,
                 points_filtered=sum(settled.dropped.values()),
                 quality="ok" if settled.ok else _QUALITY.get(settled.status, settled.status.value),
-                details=_details(settled, (placement or {}).get(ds)),
+                details=_details(
+                    settled, (placement or {}).get(ds), _separation(window_fit, settled, previous)
+                ),
             )
         )
     if models:

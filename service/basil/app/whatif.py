@@ -12,6 +12,15 @@ random % its newest sample's (vscsiStats' seek histogram). The RAID write cost k
 cached writes (docs/whatif.md) is 1, a lower bound: vCenter does not report RAID levels, and the
 answer's ``write_cost_source`` says so. Nothing is stored or changed.
 
+Where the target's model keeps the reads' line with its disks' own destaging separated
+(``destage_separation`` in its details, fitted by :mod:`basil.app.modelling`), m = a / b and
+t_pos = a come from that line and c, the devices' time of one destaged operation, is its third
+coefficient; the sources say "device model, destaging separated (n intervals)". That c was fitted
+with k = 1, so it is k · c, the product the destage load needs: the RAID level is in it. Without a
+separated line (too few intervals with the disks' samples, a coefficient not positive, no credible
+fit), the plain line as before, and c = t_pos / m; without cached writes to separate, the plain
+line too (its robust fit), and the sources say which.
+
 A moved disk's figures were measured on its source: its service times are those of that device,
 which the estimator carries to the target as they are (the paper measured isolation on the same
 device); the answer's confidence says so.
@@ -23,14 +32,19 @@ target (the moved disks added), each move on the placement before the round.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from basil.core.consolidation import (
+    DESTAGE_FROM_READS,
     PARALLELISM_PAPER,
     POSITIONING_NONE,
+    WRITE_COST_LOWER_BOUND,
     DeviceParams,
+    SeparatedFit,
     WorkloadMeasurement,
     isolate,
     parallelism_from_fit,
@@ -48,6 +62,8 @@ if TYPE_CHECKING:
 DEFAULT_MAX_CONN = 32.0
 # A disk doing less than this many IO/s is idle: it does not spoil another disk's "alone".
 ACTIVE_IOPS = 1.0
+# k where c was separated with k = 1 (module doc): the product k · c is what the destage load needs.
+SEPARATED_WRITE_COST = "1: the separated c was fitted with k = 1, so it carries the RAID write cost"
 
 
 def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> WorkloadMeasurement:
@@ -65,6 +81,60 @@ def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> Work
     )
 
 
+@dataclass(frozen=True)
+class _Line:
+    """m, t_pos and c read from one datastore's model, and how (for the answer's sources)."""
+
+    parallelism: float
+    positioning_ms: float
+    destage_ms: float | None  # None: t_pos / m
+    separated: int | None  # the separated fit's intervals; None: the plain line
+    note: str  # why the plain line, where it is
+
+
+def _number(value: Any) -> float | None:
+    """A finite JSON number, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def separated_line(model: DatastoreModel) -> SeparatedFit | None:
+    """The reads' line with the destaging separated kept with *model*, if usable: a and b positive
+    and finite (m = a / b readable), c positive and finite or None (no cached writes seen)."""
+    kept = model.details.get("destage_separation")
+    if not isinstance(kept, dict):
+        return None
+    a, b, n = _number(kept.get("intercept_ms")), _number(kept.get("slope_ms")), _number(kept.get("points"))
+    c = _number(kept.get("destage_ms"))
+    if n is None or parallelism_from_fit(b, a) is None or a is None or b is None:
+        return None
+    if (c is None) != (kept.get("destage_ms") is None) or (c is not None and c <= 0):
+        return None
+    return SeparatedFit(intercept_ms=a, slope_ms=b, destage_ms=c, points=int(n))
+
+
+def _line(model: DatastoreModel) -> _Line | None:
+    """The datastore's line for the estimator: the separated one where it separated cached writes,
+    else the stored plain line; None without a credible model."""
+    if model.quality != "ok":
+        return None
+    sep = separated_line(model)
+    if sep is not None and sep.destage_ms is not None:
+        m = parallelism_from_fit(sep.slope_ms, sep.intercept_ms)
+        if m is not None:
+            return _Line(m, sep.intercept_ms, sep.destage_ms, sep.points, "")
+    m = parallelism_from_fit(model.slope, model.intercept)
+    t_pos = positioning_from_fit(model.slope, model.intercept)
+    if m is None or t_pos is None:
+        return None
+    if sep is not None:
+        note = "no cached writes to separate"
+    else:
+        note = str(model.details.get("destage_separation_note") or "no separated fit kept")
+    return _Line(m, t_pos, None, None, note)
+
+
 def device_params(
     vcenter: str,
     datastore: str,
@@ -76,25 +146,44 @@ def device_params(
         s.max_queue_depth for (_h, ds), s in host_samples.items() if ds == datastore and s.max_queue_depth
     ]
     fitted = {
-        ds: (m, t_pos)
-        for (vc, ds), model in models.items()
-        if vc == vcenter
-        and model.quality == "ok"
-        and (m := parallelism_from_fit(model.slope, model.intercept)) is not None
-        and (t_pos := positioning_from_fit(model.slope, model.intercept)) is not None
+        ds: line for (vc, ds), model in models.items() if vc == vcenter and (line := _line(model)) is not None
     }
     own = fitted.get(datastore)
-    m, t_pos, source = (own[0], own[1], "device model") if own else (None, None, "")
-    if own is None and fitted:  # as the device-model prediction's stand-in: the median of the fits
-        m = float(statistics.median(f[0] for f in fitted.values()))
-        t_pos = float(statistics.median(f[1] for f in fitted.values()))
-        source = "stand-in: median of the vCenter's fits"
+    lines = {"m": "", "t_pos": "", "c": ""}
+    m = t_pos = c = None
+    if own is not None and own.separated is not None:
+        m, t_pos, c = own.parallelism, own.positioning_ms, own.destage_ms
+        source = f"device model, destaging separated ({own.separated} intervals)"
+        lines = {"m": f"{source} (a / b)", "t_pos": f"{source} (a)", "c": f"{source} (c)"}
+    elif own is not None:
+        m, t_pos = own.parallelism, own.positioning_ms
+        lines = {
+            "m": "device model (intercept / slope)",
+            "t_pos": "device model (intercept)",
+            "c": f"{DESTAGE_FROM_READS} (device model, destaging not separated: {own.note})",
+        }
+    elif fitted:  # as the device-model prediction's stand-in: the median of the fits
+        m = float(statistics.median(f.parallelism for f in fitted.values()))
+        t_pos = float(statistics.median(f.positioning_ms for f in fitted.values()))
+        costs = [f.destage_ms for f in fitted.values() if f.destage_ms is not None]
+        c = float(statistics.median(costs)) if costs else None
+        stand_in = "stand-in: median of the vCenter's fits"
+        lines = {
+            "m": f"{stand_in} (intercept / slope)",
+            "t_pos": f"{stand_in} (intercept)",
+            "c": f"stand-in: median of the vCenter's {len(costs)} separated fits (c)"
+            if costs
+            else f"{DESTAGE_FROM_READS} ({stand_in})",
+        }
     device = DeviceParams(
         max_conn=max(depths) if depths else DEFAULT_MAX_CONN,
         parallelism=m if m is not None else 1.0,
-        parallelism_source=f"{source} (intercept / slope)" if m is not None else PARALLELISM_PAPER,
+        parallelism_source=lines["m"] if m is not None else PARALLELISM_PAPER,
         positioning_ms=t_pos,
-        positioning_source=f"{source} (intercept)" if t_pos is not None else POSITIONING_NONE,
+        positioning_source=lines["t_pos"] if t_pos is not None else POSITIONING_NONE,
+        destage_ms=c,
+        destage_source=lines["c"] if t_pos is not None else DESTAGE_FROM_READS,
+        write_cost_source=SEPARATED_WRITE_COST if c is not None else WRITE_COST_LOWER_BOUND,
     )
     source = "datastoreMaxQueueDepth" if depths else "default (no host reported a queue depth)"
     return device, source

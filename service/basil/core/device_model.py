@@ -381,6 +381,20 @@ def _select(
     return candidates, RESOLUTION_US if all_us else RESOLUTION_MS
 
 
+def fitted_intervals(
+    samples: Sequence[DeviceSample],
+    params: DeviceModelParams | None = None,
+    *,
+    excluded: Sequence[tuple[float, float]] = (),
+) -> list[AggregatedInterval]:
+    """The intervals :func:`fit_device_model` fits its line to (before thinning): the same filters
+    (Storage vMotion windows, write-cache transients, large IOs, sequential, one latency resolution),
+    for fits over the same intervals (the what-if's separated destaging)."""
+    intervals, dropped = aggregate_intervals(samples)
+    kept, _resolution = _select(intervals, dropped, excluded, params or DeviceModelParams())
+    return kept
+
+
 def _verdict(
     fit: DeviceFit, slope: float, intercept: float, median_latency: float, params: DeviceModelParams
 ) -> tuple[FitStatus, str]:

@@ -1,0 +1,132 @@
+"""The separated device model's inputs and its use by the what-if, on data the lab cannot make
+(missing seek counters, collinear writes, a stored separation that makes no sense): the service
+falls back to the plain line and says why."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+
+from basil.app.modelling import MAX_SEPARATION_ERROR, destage_intervals, separation_errors
+from basil.app.whatif import device_params
+from basil.core.consolidation import DESTAGE_FROM_READS, PARALLELISM_PAPER, ReadInterval, separate_destage
+from basil.core.device_model import AggregatedInterval
+from basil.store.fits import DatastoreModel
+from basil.store.samples import DiskWrites
+
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+
+
+def interval(ts: int, oio: float, latency_ms: float) -> AggregatedInterval:
+    return AggregatedInterval(f"{ts}", oio, latency_ms, 100.0, 8.0, 0.0, 1, time=float(ts))
+
+
+def test_destaged_operations_are_the_cached_writes_times_their_random_share() -> None:
+    kept = [
+        interval(20, 4.0, 10.0),
+        interval(40, 6.0, 12.0),
+        interval(60, 8.0, 14.0),
+        interval(80, 9.0, 15.0),
+    ]
+    writes = {
+        # cached (≤ 1 ms; whole-ms counters read 0), 60 % random, and one writing through (9 ms)
+        20: [DiskWrites(100.0, 0.0, 60.0), DiskWrites(50.0, 9.0, 100.0)],
+        40: [DiskWrites(100.0, 1.0, 60.0), DiskWrites(30.0, 0.0, 100.0)],
+        60: [DiskWrites(100.0, 0.0, None)],  # a cached writer without seek counters: D unknown
+        # 80: no disk sample (a gap): left out
+    }
+    out = destage_intervals(kept, writes, write_cost=2.0)
+    assert out == [
+        ReadInterval(oio=4.0, latency_ms=10.0, destaged_ops=100.0 * 2.0 * 0.6),
+        ReadInterval(oio=6.0, latency_ms=12.0, destaged_ops=(100.0 * 0.6 + 30.0) * 2.0),
+    ]
+    # An uncached writer without seeks does not matter: its writes are not destaged later.
+    assert destage_intervals([kept[0]], {20: [DiskWrites(50.0, 9.0, None)]}) == [
+        ReadInterval(oio=4.0, latency_ms=10.0, destaged_ops=0.0)
+    ]
+
+
+def lab_like(ratio: np.ndarray, noise: float, seed: int = 3) -> list[ReadInterval]:
+    """Intervals of L = (a + b·OIO) / (1 − D·c/1000), D = ratio × read IOPS (Little: OIO / L)."""
+    rng = np.random.default_rng(seed)
+    a, b, c = 6.0, 0.5, 2.0
+    out = []
+    for oio, r in zip(np.linspace(2.0, 30.0, len(ratio)), ratio, strict=True):
+        # Solve L = a + b·oio + c·(D·L/1000) with D = r·1000·oio / L: L = a + b·oio + c·r·oio.
+        latency = (a + b * oio + c * r * oio) * (1 + noise * rng.standard_normal())
+        out.append(ReadInterval(float(oio), float(latency), float(r * 1000.0 * oio / latency)))
+    return out
+
+
+def test_collinear_writes_are_not_taken_for_a_separation() -> None:
+    # Writes in a fixed proportion to the reads: OIO and destaging move together, no separation.
+    assert separate_destage(lab_like(np.full(40, 0.4), noise=0.02)) is None
+    # Nearly so (the mix varies by ±5 %): least squares gives a split, its errors say it is not one.
+    near = lab_like(np.random.default_rng(0).uniform(0.38, 0.42, 40), noise=0.02)
+    fit = separate_destage(near)
+    assert fit is not None
+    assert separation_errors(near, fit)[0] > MAX_SEPARATION_ERROR
+    # Mixes that vary between intervals tell them apart.
+    varied = lab_like(np.random.default_rng(1).uniform(0.0, 1.0, 40), noise=0.02)
+    fit = separate_destage(varied)
+    assert fit is not None
+    b_err, c_err = separation_errors(varied, fit)
+    assert b_err <= MAX_SEPARATION_ERROR
+    assert c_err is not None
+    assert c_err <= MAX_SEPARATION_ERROR
+    assert fit.slope_ms == pytest.approx(0.5, rel=0.2)
+    assert fit.destage_ms == pytest.approx(2.0, rel=0.1)
+
+
+def model(ds: str, details: dict[str, Any], quality: str = "ok") -> DatastoreModel:
+    return DatastoreModel("vc", ds, NOW, NOW, NOW, 0.25, 4.0, 8.0, 0.9, 40, 0, quality, details)
+
+
+SEPARATED = {"intercept_ms": 6.0, "slope_ms": 0.5, "destage_ms": 2.0, "points": 40}
+
+
+@pytest.mark.parametrize(
+    ("separation", "why"),
+    [
+        ({**SEPARATED, "destage_ms": -1.0}, "no separated fit kept"),  # stored nonsense
+        ({**SEPARATED, "slope_ms": 0.0}, "no separated fit kept"),
+        ({**SEPARATED, "intercept_ms": "6"}, "no separated fit kept"),
+        ({**SEPARATED, "destage_ms": float("nan")}, "no separated fit kept"),
+        (None, "only 3 intervals with the disks' samples"),  # the modelling's own note
+    ],
+)
+def test_an_unusable_separation_leaves_the_plain_line(separation: dict[str, Any] | None, why: str) -> None:
+    details: dict[str, Any] = {"destage_separation": separation}
+    if separation is None:
+        details["destage_separation_note"] = why
+    device, _ = device_params("vc", "ds-1", {}, {("vc", "ds-1"): model("ds-1", details)})
+    assert device.parallelism == pytest.approx(8.0 / 4.0)  # intercept / slope of the stored line
+    assert device.positioning_ms == 8.0
+    assert device.destage_ms is None
+    assert device.destage_op_ms == pytest.approx(4.0)  # t_pos / m
+    assert device.destage_source == f"{DESTAGE_FROM_READS} (device model, destaging not separated: {why})"
+    assert device.parallelism_source == "device model (intercept / slope)"
+
+
+def test_a_separation_is_used_only_with_a_credible_model_and_stands_in_for_others() -> None:
+    models = {
+        ("vc", "ds-1"): model("ds-1", {"destage_separation": SEPARATED}, quality="narrow_oio"),
+        ("vc", "ds-2"): model("ds-2", {"destage_separation": SEPARATED}),
+        ("vc", "ds-3"): model("ds-3", {"destage_separation": {**SEPARATED, "destage_ms": 4.0}}),
+    }
+    # ds-1's model is not credible: the median of the vCenter's others stands in.
+    device, _ = device_params("vc", "ds-1", {}, models)
+    assert device.parallelism == pytest.approx(12.0)
+    assert device.positioning_ms == pytest.approx(6.0)
+    assert device.destage_ms == pytest.approx(3.0)
+    assert device.destage_source == "stand-in: median of the vCenter's 2 separated fits (c)"
+    # Without any credible model: the paper's single server, no t_pos, so no destage cost at all.
+    alone, _ = device_params("vc", "ds-1", {}, {("vc", "ds-1"): models[("vc", "ds-1")]})
+    assert (alone.parallelism, alone.parallelism_source, alone.destage_op_ms) == (
+        1.0,
+        PARALLELISM_PAPER,
+        None,
+    )
