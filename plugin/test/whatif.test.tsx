@@ -83,7 +83,7 @@ describe('what-if shape', () => {
 
   it("puts the datastore's figures beside the paper's and each device parameter beside its source", () => {
     const lines = whatIfSummary(LAB);
-    expect(lines.map((l) => l.key)).toEqual(['mix', 'iops', 'parallelism', 'positioning', 'write-cost', 'destage', 'queue']);
+    expect(lines.map((l) => l.key)).toEqual(['mix', 'iops', 'parallelism', 'positioning', 'write-cost', 'destage-cost', 'destage', 'queue']);
     const line = (k: string) => lines.find((l) => l.key === k);
     expect(line('mix')?.value).toBe(`${pct((LAB.read_mix ?? NaN) * 100)} / ${pct((LAB.write_mix ?? NaN) * 100)}`);
     expect(line('mix')?.beside).toBe(`eq. 1–2 (isolation throughputs): ${pct((LAB.paper_read_mix ?? NaN) * 100)} / ${pct((LAB.paper_write_mix ?? NaN) * 100)}`);
@@ -91,6 +91,9 @@ describe('what-if shape', () => {
     expect(line('parallelism')).toMatchObject({ value: compact(LAB.parallelism), source: LAB.parallelism_source });
     expect(line('positioning')).toMatchObject({ value: ms(LAB.positioning_ms), source: LAB.positioning_source });
     expect(line('write-cost')).toMatchObject({ value: '1', source: LAB.write_cost_source, beside: 'writes ≤ 1.00 ms alone taken as cached' });
+    // The lab's 3-disk LUN: c from its device model with its disks' destaging separated (the service's own samples).
+    expect(LAB.destage_source).toMatch(/^device model, destaging separated \(\d+ intervals\) \(c\)$/);
+    expect(line('destage-cost')).toMatchObject({ value: ms(LAB.destage_ms), source: LAB.destage_source, beside: null, warn: false });
     expect(line('destage')).toMatchObject({ value: `+${compact((LAB.destage_util ?? NaN) * 100)} %`, warn: false, beside: null });
     expect(line('queue')?.source).toBe('datastoreMaxQueueDepth');
     expect(destageWarning(LAB)).toBeNull();
@@ -100,6 +103,9 @@ describe('what-if shape', () => {
     const off = whatIfSummary({ ...SATURATED, positioning_ms: null, write_cost: null, write_cache_ms: null });
     expect(off.find((l) => l.key === 'positioning')?.value).toBe('not corrected');
     expect(off.find((l) => l.key === 'write-cost')).toMatchObject({ value: 'cached writes free', beside: 'no write taken as cached' });
+    // Without t_pos there is no destage cost either; POST /whatif's default is t_pos / m.
+    expect(whatIfSummary({ ...SATURATED, positioning_ms: null, destage_ms: null }).find((l) => l.key === 'destage-cost')?.value).toBe('none (no t_pos)');
+    expect(whatIfSummary(SATURATED).find((l) => l.key === 'destage-cost')).toMatchObject({ value: ms(4), source: SATURATED.destage_source });
     const destage = whatIfSummary(SATURATED).find((l) => l.key === 'destage');
     expect(destage).toMatchObject({ warn: true, beside: 'at its bound: the write cache would fill' });
     expect(destageWarning(SATURATED)).toContain(`${pct((SATURATED.destage_util ?? NaN) * 100)} more of the devices' time`);
@@ -160,7 +166,10 @@ describe('what-if dialog', () => {
     expect(within(mix).getByTestId('whatif-summary-beside').textContent).toContain('eq. 1–2');
     const positioning = summary.querySelector('tr[data-line="positioning"]') as HTMLElement;
     expect(within(positioning).getByTestId('whatif-summary-source').textContent).toBe(LAB.positioning_source);
-    expect(summary.querySelector('tr[data-line="write-cost"]')?.textContent).toContain('lower bound');
+    expect(summary.querySelector('tr[data-line="write-cost"]')?.textContent).toContain(LAB.write_cost_source);
+    const cost = summary.querySelector('tr[data-line="destage-cost"]') as HTMLElement;
+    expect(within(cost).getByTestId('whatif-summary-value').textContent).toBe(ms(LAB.destage_ms));
+    expect(within(cost).getByTestId('whatif-summary-source').textContent).toBe(LAB.destage_source);
     expect(screen.queryByTestId('whatif-destage-saturated')).toBeNull();
     expect(answer.textContent).toContain(`reads ${pct((LAB.read_mix ?? NaN) * 100)} of the IOs`);
 

@@ -187,6 +187,11 @@ def test_datastore_whatif_reads_the_newest_samples(api_env: ApiEnv, document: di
     assert body["parallelism"] >= 1  # from the target's device model, a stand-in, or the paper's 1
     assert body["parallelism_source"]
     assert body["positioning_source"]  # the same device model's intercept, or none
+    # c: the device model's separated destaging, a stand-in, or t_pos / m; none without t_pos.
+    assert body["destage_source"]
+    assert (body["destage_ms"] is None) == (body["positioning_ms"] is None)
+    separated = "destaging separated" in body["destage_source"]
+    assert separated == ("destaging separated" in body["parallelism_source"])
     moved = next(w for w in body["workloads"] if w["name"] == disk)
     inputs = next(i for i in body["inputs"] if i["name"] == disk)
     assert "random_pct" in inputs  # the newest sample's seek histogram

@@ -223,8 +223,8 @@ def check_added_and_flags(row: Any, w: dict[str, Any]) -> None:
 
 
 def check_summary(page: Any, answer: dict[str, Any]) -> None:
-    """The datastore's lines: the mix beside eq. 1–2, IOPS beside eq. 3–4, m, t_pos and k each with
-    the source the answer gives, ΔU, and a warning exactly when destaging saturates."""
+    """The datastore's lines: the mix beside eq. 1–2, IOPS beside eq. 3–4, m, t_pos, k and c each
+    with the source the answer gives, ΔU, and a warning exactly when destaging saturates."""
     summary = page.get_by_test_id("whatif-summary")
 
     def cell(line: str, part: str) -> str:
@@ -243,6 +243,13 @@ def check_summary(page: Any, answer: dict[str, Any]) -> None:
     if answer["positioning_ms"] is not None:
         assert shown_ms(cell("positioning", "value")) == pytest.approx(answer["positioning_ms"], rel=0.06)
     assert cell("write-cost", "source") == answer["write_cost_source"]
+    # c, the devices' time per destaged write, beside its source (the device model with its disks'
+    # destaging separated where the target has one).
+    assert cell("destage-cost", "source") == answer["destage_source"]
+    if answer["destage_ms"] is None:
+        assert cell("destage-cost", "value") == "none (no t_pos)"
+    else:
+        assert shown_ms(cell("destage-cost", "value")) == pytest.approx(answer["destage_ms"], rel=0.06)
     assert cell("destage", "value").endswith("%")
     saturated = page.get_by_test_id("whatif-destage-saturated")
     assert saturated.count() == (1 if answer["destage_saturated"] else 0)

@@ -633,6 +633,10 @@ export interface WhatIfAnswer {
   /** k: device operations per destaged small write (RAID write penalty); null: cached writes free. */
   write_cost?: number | null;
   write_cost_source?: string;
+  /** c: the devices' time (ms, per server) of one destaged write, from the device model with its
+   * disks' destaging separated, given, a stand-in, or t_pos / m; null without t_pos. */
+  destage_ms?: number | null;
+  destage_source?: string;
   /** ΔU: what interleaving adds to the devices' share of time destaging cached writes. */
   destage_util?: number | null;
   /** ΔU at its bound: the write cache would fill, which the prediction does not model. */

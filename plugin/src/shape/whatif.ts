@@ -121,7 +121,7 @@ export function whatIfRows(answer: WhatIfAnswer): WhatIfRow[] {
 const percent = (share: number | null | undefined) => pct(typeof share === 'number' ? share * 100 : null);
 
 export interface SummaryLine {
-  key: 'mix' | 'iops' | 'parallelism' | 'positioning' | 'write-cost' | 'destage' | 'queue';
+  key: 'mix' | 'iops' | 'parallelism' | 'positioning' | 'write-cost' | 'destage-cost' | 'destage' | 'queue';
   label: string;
   /** The predicted figure (or the parameter used). */
   value: string;
@@ -133,7 +133,7 @@ export interface SummaryLine {
 }
 
 /** The datastore's lines: mix and IOPS predicted beside the paper's eq. 1–4, then the device
- * parameters the prediction used (m, t_pos, k, ΔU, max_conn), each with its source. */
+ * parameters the prediction used (m, t_pos, k, c, ΔU, max_conn), each with its source. */
 export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
   const lines: SummaryLine[] = [
     {
@@ -180,6 +180,16 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
       value: a.write_cost === null ? 'cached writes free' : typeof a.write_cost === 'number' && Number.isInteger(a.write_cost) ? String(a.write_cost) : compact(a.write_cost),
       beside: a.write_cache_ms === undefined ? null : a.write_cache_ms === null ? 'no write taken as cached' : `writes ≤ ${ms(a.write_cache_ms)} alone taken as cached`,
       source: a.write_cost_source ?? null,
+      warn: false,
+    });
+  }
+  if (a.destage_ms !== undefined) {
+    lines.push({
+      key: 'destage-cost',
+      label: 'c, device time per destaged write',
+      value: a.destage_ms === null ? 'none (no t_pos)' : ms(a.destage_ms),
+      beside: null,
+      source: a.destage_source ?? null,
       warn: false,
     });
   }

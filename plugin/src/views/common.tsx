@@ -246,7 +246,10 @@ export function Modal({
             <div className="modal-header">
               <h3 className="modal-title">{title}</h3>
             </div>
-            <div className="modal-body">{children}</div>
+            {/* Clarity's wrapper scrolls a body taller than 70 % of the window; the footer stays in view. */}
+            <div className="modal-body-wrapper">
+              <div className="modal-body">{children}</div>
+            </div>
             <div className="modal-footer">{footer}</div>
           </div>
         </div>

@@ -145,8 +145,16 @@ WHATIF_ANSWER: dict[str, Any] = {
         "positioning_source": s.STRING,
         "write_cost": _ESTIMATE,
         "write_cost_source": s.STRING,
-        "destage_ms": {**_ESTIMATE, "description": "c: device time of one destaged operation"},
-        "destage_source": s.STRING,
+        "destage_ms": {
+            **_ESTIMATE,
+            "description": "c: device time of one destaged operation (null without t_pos); on a "
+            "datastore's route, from its device model with its disks' destaging separated where it has one",
+        },
+        "destage_source": {
+            **s.STRING,
+            "description": "where c came from: given, the device model with the destaging separated "
+            "(and over how many intervals), a stand-in, or t_pos / m",
+        },
         "destage_util": {
             **_ESTIMATE,
             "description": "ΔU: what interleaving adds to the devices' share of time destaging cached writes",
