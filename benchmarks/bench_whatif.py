@@ -30,6 +30,7 @@ both runs (the lab draws a ranged OIO per VM and interval): the comparison is of
 
     .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|all] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--parallelism M]
+        [--service]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
 """
@@ -43,6 +44,7 @@ import statistics
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,7 @@ from basil.core.consolidation import (
     predict_consolidation,
     separate_destage,
 )
-from basil.core.device_model import DeviceModelParams, DeviceSample, fit_device_model
+from basil.core.device_model import DeviceModelParams, DeviceSample, fit_device_model, fitted_intervals
 
 # Table 1 Iometer workloads (BASIL), Filebench-like mail/web/file (BASIL §6.6) and a sequential stream.
 WORKLOADS: dict[str, dict[str, Any]] = {
@@ -338,7 +340,51 @@ def separated_fit(setup: Setup, alone: dict[str, Figures], cost: float) -> Separ
     return separate_destage(points)
 
 
-def device_fit(setup: Setup, alone: dict[str, Figures], separate: bool = True) -> DeviceParams:
+def service_device(
+    setup: Setup, alone: dict[str, Figures], samples: list[DeviceSample], separate: bool
+) -> DeviceParams:
+    """The LUN as the service reads it (``--service``): its modelling's separation over the device
+    model's kept intervals (:func:`basil.app.modelling.separation`, k = 1: the service knows no RAID
+    level, each interval's cached writes those of the isolation run's disk, its reads times the
+    run's write/read ratio, the workload's random %), stored as a model's details are and read back
+    by the routes' :func:`basil.app.whatif.device_params`; k = 1 in the estimator too."""
+    from basil.app.modelling import separation, separation_details  # noqa: PLC0415
+    from basil.app.whatif import device_params  # noqa: PLC0415
+    from basil.store.fits import DatastoreModel  # noqa: PLC0415
+    from basil.store.samples import DiskWrites  # noqa: PLC0415
+
+    fit = fit_device_model(samples)
+    writes: dict[int, list[DiskWrites]] = {}
+    n = 0
+    for name, figures in alone.items():
+        own, w = figures[name], setup.workloads[name]
+        ratio = own["write_iops"] / own["read_iops"] if own["read_iops"] > 0 else 0.0
+        rows = figures["_intervals"]
+        for k in range(len(rows) // 2):
+            iops = rows[f"read_iops.{k}"] * ratio
+            writes[n * 20] = [DiskWrites(iops, own["write_latency_ms"], float(w["random_pct"]))]
+            n += 1
+    details: dict[str, Any] = {"destage_separation": None, "destage_separation_note": "--no-separation"}
+    if separate and fit.credible:
+        sep, note, errors = separation(fitted_intervals(samples), writes)
+        details = {
+            "destage_separation": None if sep is None else separation_details(sep, errors),
+            "destage_separation_note": note,
+        }
+    at = datetime.now(UTC)
+    model = DatastoreModel(
+        "lab", "lun", at, at, at, fit.performance, fit.slope, fit.intercept,
+        fit.r_squared, fit.points_used, 0, "ok" if fit.credible else "not_credible", details,
+    )  # fmt: skip
+    device, _ = device_params("lab", "lun", {}, {("lab", "lun"): model})
+    print(f"service path: m {device.parallelism:.2f} ({device.parallelism_source}); c {device.destage_ms}")
+    print(f"  ({device.destage_source})")
+    return replace(device, max_conn=QUEUE_DEPTH)
+
+
+def device_fit(
+    setup: Setup, alone: dict[str, Figures], separate: bool = True, service: bool = False
+) -> DeviceParams:
     """The LUN's device model (BASIL §4, Basil's own fit) over the isolation runs' 20 s intervals,
     read as m = intercept / slope (see :mod:`basil.core.consolidation`)."""
     samples: list[DeviceSample] = []
@@ -359,6 +405,8 @@ def device_fit(setup: Setup, alone: dict[str, Figures], separate: bool = True) -
                     time=float(len(samples) * 20),
                 )
             )
+    if service:
+        return service_device(setup, alone, samples, separate)
     fit = fit_device_model(samples)
     m = parallelism_from_fit(fit.slope, fit.intercept) if fit.credible else None
     print(f"device model of the LUN from the isolation runs: {fit.describe()}")
@@ -420,6 +468,7 @@ def evaluate(
     sequential: bool = True,
     destage: bool = True,
     separate: bool = True,
+    service: bool = False,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -430,7 +479,7 @@ def evaluate(
     runs = {name: run(setup, (name,), intervals, workdir, cache) for name in names}
     alone = {name: figures[name] for name, figures in runs.items()}
     print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
-    device = device_fit(setup, runs, separate)
+    device = device_fit(setup, runs, separate, service)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
         device = replace(device, parallelism=parallelism, parallelism_source="given")
@@ -529,15 +578,22 @@ def main() -> None:
         type=float,
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
     )
+    parser.add_argument(
+        "--service",
+        action="store_true",
+        help="the service's path: its modelling's separation (k = 1) read back by the routes' "
+        "device_params, k = 1 in the estimator (with --no-separation: the service before issue 16's fix)",
+    )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
+    pooled: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
-                evaluate(
+                pooled[setup.name] = evaluate(
                     setup,
                     args.intervals,
                     Path(tmp),
@@ -546,10 +602,16 @@ def main() -> None:
                     sequential=not args.no_sequential,
                     destage=not args.no_destage,
                     separate=not args.no_separation,
+                    service=args.service,
                 )
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))
+    # docs/whatif.md pools the read latencies of the four sets seen before issue 16's changes.
+    for label, sets in (("four seen sets", ("tuning", "heldout", "third", "fourth")), ("all sets run", None)):
+        reads = [e for name, errs in pooled.items() if sets is None or name in sets for e in errs["read ms"]]
+        if reads and (sets is None or all(name in pooled for name in sets)):
+            print(f"pooled read ms, {label}: {statistics.median(reads):.1%} (n={len(reads)})")
     print(
         "\npaper: mix 3-13 %, throughput 3-21 %, read response time 4-17 %; target: median read error < 10 %"
     )

@@ -334,7 +334,16 @@ def fit_datastore(
     fit = fit_device_model(samples, params, excluded=excluded)
     if not fit.credible:
         return DatastoreFit(fit, points, separation_note="the device model's fit is not credible")
-    intervals = destage_intervals(fitted_intervals(samples, params, excluded=excluded), writes)
+    separated, note, errors = separation(fitted_intervals(samples, params, excluded=excluded), writes)
+    return DatastoreFit(fit, points, separated, note, errors)
+
+
+def separation(
+    kept: Sequence[AggregatedInterval], writes: Mapping[int, Sequence[DiskWrites]]
+) -> tuple[SeparatedFit | None, str, tuple[float, float | None]]:
+    """The reads' line with the destaging separated over the device model's kept intervals, where
+    b and c are determined (module doc); else None and why. Also the relative errors of b and c."""
+    intervals = destage_intervals(kept, writes)
     separated = separate_destage(intervals)
     if separated is None:
         note = (
@@ -342,15 +351,27 @@ def fit_datastore(
             if len(intervals) < MIN_SEPARATION_POINTS
             else f"{len(intervals)} intervals: a, b or c not positive"
         )
-        return DatastoreFit(fit, points, separation_note=note)
+        return None, note, (0.0, None)
     b_err, c_err = separation_errors(intervals, separated)
     if b_err > MAX_SEPARATION_ERROR or (c_err is not None and c_err > MAX_SEPARATION_ERROR):
         shown = "" if c_err is None else f", c ±{c_err:.0%}"
-        note = (
-            f"slope and destaging not told apart (b ±{b_err:.0%}{shown}: the writes keep step with the reads)"
-        )
-        return DatastoreFit(fit, points, separation_note=note)
-    return DatastoreFit(fit, points, separated, errors=(b_err, c_err))
+        note = f"slope and destaging not told apart (b ±{b_err:.0%}{shown}: writes in step with reads)"
+        return None, note, (b_err, c_err)
+    return separated, "", (b_err, c_err)
+
+
+def separation_details(sep: SeparatedFit, errors: tuple[float, float | None]) -> dict[str, Any]:
+    """The separated line as a model's details keep it (``destage_separation``, read by the what-if)."""
+    return {
+        "intercept_ms": sep.intercept_ms,
+        "slope_ms": sep.slope_ms,
+        "destage_ms": sep.destage_ms,
+        "points": sep.points,
+        "slope_rel_error": errors[0],
+        "destage_rel_error": errors[1],
+        "write_cost": DESTAGE_WRITE_COST,
+        "write_cache_ms": DEFAULT_WRITE_CACHE_MS,
+    }
 
 
 def _separation(
@@ -365,19 +386,9 @@ def _separation(
         return None, "carried forward without one"
     if settled.source != SOURCE_FIT:
         return None, f"no fit of this window (source {settled.source})"
-    sep = window.separated
-    if sep is None:
+    if window.separated is None:
         return None, window.separation_note
-    return {
-        "intercept_ms": sep.intercept_ms,
-        "slope_ms": sep.slope_ms,
-        "destage_ms": sep.destage_ms,
-        "points": sep.points,
-        "slope_rel_error": window.errors[0],
-        "destage_rel_error": window.errors[1],
-        "write_cost": DESTAGE_WRITE_COST,
-        "write_cache_ms": DEFAULT_WRITE_CACHE_MS,
-    }, ""
+    return separation_details(window.separated, window.errors), ""
 
 
 def copy_windows(
