@@ -351,18 +351,19 @@ def service_device(
     from basil.app.modelling import separation, separation_details  # noqa: PLC0415
     from basil.app.whatif import device_params  # noqa: PLC0415
     from basil.store.fits import DatastoreModel  # noqa: PLC0415
-    from basil.store.samples import DiskWrites  # noqa: PLC0415
+    from basil.store.samples import CachedWrites  # noqa: PLC0415
 
     fit = fit_device_model(samples)
-    writes: dict[int, list[DiskWrites]] = {}
+    writes: dict[int, CachedWrites] = {}
     n = 0
     for name, figures in alone.items():
         own, w = figures[name], setup.workloads[name]
         ratio = own["write_iops"] / own["read_iops"] if own["read_iops"] > 0 else 0.0
+        cached = own["write_latency_ms"] <= DEFAULT_WRITE_CACHE_MS  # the service's rule, in its query
         rows = figures["_intervals"]
         for k in range(len(rows) // 2):
-            iops = rows[f"read_iops.{k}"] * ratio
-            writes[n * 20] = [DiskWrites(iops, own["write_latency_ms"], float(w["random_pct"]))]
+            iops = rows[f"read_iops.{k}"] * ratio if cached else 0.0
+            writes[n * 20] = CachedWrites(iops * float(w["random_pct"]) / 100.0, 0)
             n += 1
     details: dict[str, Any] = {"destage_separation": None, "destage_separation_note": "--no-separation"}
     if separate and fit.credible:

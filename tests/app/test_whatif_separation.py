@@ -14,8 +14,10 @@ from basil.app.modelling import MAX_SEPARATION_ERROR, destage_intervals, separat
 from basil.app.whatif import device_params
 from basil.core.consolidation import DESTAGE_FROM_READS, PARALLELISM_PAPER, ReadInterval, separate_destage
 from basil.core.device_model import AggregatedInterval
+from basil.store import Store
 from basil.store.fits import DatastoreModel
-from basil.store.samples import DiskWrites
+from basil.store.samples import DiskSampleIn, cached_random_writes, record_disk_samples
+from tests.store.builders import T0
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
 
@@ -24,28 +26,52 @@ def interval(ts: int, oio: float, latency_ms: float) -> AggregatedInterval:
     return AggregatedInterval(f"{ts}", oio, latency_ms, 100.0, 8.0, 0.0, 1, time=float(ts))
 
 
-def test_destaged_operations_are_the_cached_writes_times_their_random_share() -> None:
-    kept = [
-        interval(20, 4.0, 10.0),
-        interval(40, 6.0, 12.0),
-        interval(60, 8.0, 14.0),
-        interval(80, 9.0, 15.0),
-    ]
-    writes = {
-        # cached (≤ 1 ms; whole-ms counters read 0), 60 % random, and one writing through (9 ms)
-        20: [DiskWrites(100.0, 0.0, 60.0), DiskWrites(50.0, 9.0, 100.0)],
-        40: [DiskWrites(100.0, 1.0, 60.0), DiskWrites(30.0, 0.0, 100.0)],
-        60: [DiskWrites(100.0, 0.0, None)],  # a cached writer without seek counters: D unknown
-        # 80: no disk sample (a gap): left out
+def sample(
+    vm: str, ts: int, writes: float, latency: float, seeks: tuple[float, float, float] | None
+) -> DiskSampleIn:
+    small, medium, large = seeks if seeks is not None else (None, None, None)
+    return DiskSampleIn(
+        "vc", vm, "scsi0:1", ts, 100.0, writes, 1.0, 0.1, 8.0, latency, 8.0, 8.0, small, medium, large
+    )
+
+
+def test_destaged_operations_are_the_cached_writes_times_their_random_share(store: Store) -> None:
+    with store.session() as session:
+        record_disk_samples(
+            session,
+            [
+                # cached (≤ 1 ms; whole-ms counters read 0), 60 % random, beside one writing through (9 ms)
+                sample("vm-1", T0 + 20, 100.0, 0.0, (40.0, 30.0, 30.0)),
+                sample("vm-2", T0 + 20, 50.0, 9.0, (0.0, 0.0, 100.0)),
+                sample("vm-1", T0 + 40, 100.0, 1.0, (40.0, 50.0, 10.0)),
+                sample("vm-2", T0 + 40, 30.0, 0.0, (0.0, 10.0, 0.0)),
+                # a cached writer without seek counters: its random share, so D, unknown
+                sample("vm-1", T0 + 60, 100.0, 0.0, None),
+                sample("vm-2", T0 + 60, 20.0, 0.0, (5.0, 5.0, 0.0)),
+                # an uncached writer without seek counters does not matter: not destaged later
+                sample("vm-1", T0 + 80, 100.0, 0.0, (0.0, 0.0, 0.0)),  # no seeks counted: unknown
+                sample("vm-2", T0 + 100, 50.0, 9.0, None),
+                sample("vm-3", T0 + 100, 50.0, 0.0, (1.0, 0.0, 0.0)),  # not on the datastore
+            ],
+        )
+    with store.read_session() as session:
+        writes = cached_random_writes(
+            session, "vc", [("vm-1", "scsi0:1"), ("vm-2", "scsi0:1")], T0, T0 + 120, write_cache_ms=1.0
+        )
+    found = {ts: (w.random_iops, w.unknown) for ts, w in writes.items()}
+    assert found == {
+        T0 + 20: (pytest.approx(60.0), 0),
+        T0 + 40: (pytest.approx(60.0 + 30.0), 0),
+        T0 + 60: (pytest.approx(10.0), 1),
+        T0 + 80: (0.0, 1),
+        T0 + 100: (0.0, 0),
     }
+    kept = [interval(T0 + 20 * k, 2.0 + k, 10.0 + k) for k in range(1, 7)]  # T0 + 120: no sample
     out = destage_intervals(kept, writes, write_cost=2.0)
-    assert out == [
-        ReadInterval(oio=4.0, latency_ms=10.0, destaged_ops=100.0 * 2.0 * 0.6),
-        ReadInterval(oio=6.0, latency_ms=12.0, destaged_ops=(100.0 * 0.6 + 30.0) * 2.0),
-    ]
-    # An uncached writer without seeks does not matter: its writes are not destaged later.
-    assert destage_intervals([kept[0]], {20: [DiskWrites(50.0, 9.0, None)]}) == [
-        ReadInterval(oio=4.0, latency_ms=10.0, destaged_ops=0.0)
+    assert [(i.oio, i.latency_ms, i.destaged_ops) for i in out] == [
+        (3.0, 11.0, pytest.approx(120.0)),
+        (4.0, 12.0, pytest.approx(180.0)),
+        (7.0, 15.0, 0.0),
     ]
 
 

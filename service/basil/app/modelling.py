@@ -88,11 +88,11 @@ from basil.store.fits import (
     save_disk_models,
 )
 from basil.store.samples import (
+    CachedWrites,
     DevicePoints,
-    DiskWrites,
+    cached_random_writes,
     device_points,
     disk_read_latency_us,
-    disk_writes,
     epoch,
     from_epoch,
     workload_percentiles,
@@ -251,27 +251,23 @@ def device_samples(
 
 def destage_intervals(
     kept: Sequence[AggregatedInterval],
-    writes: Mapping[int, Sequence[DiskWrites]],
+    writes: Mapping[int, CachedWrites],
     *,
     write_cost: float = DESTAGE_WRITE_COST,
-    write_cache_ms: float = DEFAULT_WRITE_CACHE_MS,
 ) -> list[ReadInterval]:
     """The device model's kept intervals as :func:`separate_destage`'s input (module doc).
 
-    *writes* are the datastore's disks' writes per raw sample time (:func:`disk_writes`). An
-    interval enters with D = Σ cached write IOPS × k × random share over its disks; one without
-    the disks' samples (a rollup point, a gap) or with a cached writer without a random % is left
-    out, its D unknown.
+    *writes* are the datastore's disks' cached writes per raw sample time
+    (:func:`basil.store.samples.cached_random_writes`). An interval enters with D = k × Σ cached
+    write IOPS × random share over its disks; one without the disks' samples (a rollup point, a
+    gap) or with a cached writer without a random % is left out, its D unknown.
     """
     out: list[ReadInterval] = []
     for interval in kept:
-        rows = writes.get(int(interval.time)) if interval.time is not None else None
-        if not rows:
+        found = writes.get(int(interval.time)) if interval.time is not None else None
+        if found is None or found.unknown:
             continue
-        cached = [w for w in rows if w.write_iops > 0 and w.write_latency_ms <= write_cache_ms]
-        if any(w.random_pct is None for w in cached):
-            continue
-        destaged = sum(w.write_iops * write_cost * (w.random_pct or 0.0) / 100.0 for w in cached)
+        destaged = found.random_iops * write_cost
         out.append(ReadInterval(oio=interval.oio, latency_ms=interval.latency_ms, destaged_ops=destaged))
     return out
 
@@ -326,10 +322,18 @@ def fit_datastore(
     with store.read_session() as session:
         points = device_points(session, vcenter, datastore, since, until)
         micro = {}
-        writes: dict[int, list[DiskWrites]] = {}
+        writes: dict[int, CachedWrites] = {}
         if disks is not None:
             micro = disk_read_latency_us(session, vcenter, disks.disks, since, until, timed=disks.timed)
-            writes = disk_writes(session, vcenter, disks.disks, since, until, timed=disks.timed)
+            writes = cached_random_writes(
+                session,
+                vcenter,
+                disks.disks,
+                since,
+                until,
+                write_cache_ms=DEFAULT_WRITE_CACHE_MS,
+                timed=disks.timed,
+            )
     samples = device_samples(points, micro)
     fit = fit_device_model(samples, params, excluded=excluded)
     if not fit.credible:
@@ -339,7 +343,7 @@ def fit_datastore(
 
 
 def separation(
-    kept: Sequence[AggregatedInterval], writes: Mapping[int, Sequence[DiskWrites]]
+    kept: Sequence[AggregatedInterval], writes: Mapping[int, CachedWrites]
 ) -> tuple[SeparatedFit | None, str, tuple[float, float | None]]:
     """The reads' line with the destaging separated over the device model's kept intervals, where
     b and c are determined (module doc); else None and why. Also the relative errors of b and c."""

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
 
 import numpy as np
-from sqlalchemy import Select, Table, and_, case, delete, func, select, tuple_, update
+from sqlalchemy import Select, Table, and_, case, delete, func, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -1013,27 +1013,28 @@ def disk_read_latency_us(
     return {ts: (iops, lat / us if us > 0 else 0.0, us) for ts, (iops, lat, us) in sums.items()}
 
 
-class DiskWrites(NamedTuple):
-    """One disk's writes in one raw 20 s sample: IOPS, latency and the random % of its seeks."""
+class CachedWrites(NamedTuple):
+    """The cached writes of a datastore's disks in one raw 20 s sample time."""
 
-    write_iops: float
-    write_latency_ms: float
-    random_pct: float | None  # None: no seek counters in the sample
+    random_iops: float  # Σ cached write IOPS × random share (of the disks' seek histograms)
+    unknown: int  # disks with cached writes but no seek counters (random share unknown)
 
 
-def disk_writes(
+def cached_random_writes(
     session: Session,
     vcenter: str,
     disks: Sequence[tuple[str, str]],
     since: int,
     until: int,
     *,
+    write_cache_ms: float,
     timed: Sequence[tuple[str, str, int, int]] = (),
-) -> dict[int, list[DiskWrites]]:
-    """Per raw sample time in [since, until): the writes of each of *disks* (VM moid, instance)
-    sampled then; *timed* disks count only over [from, until) of their own, as in
-    :func:`disk_read_latency_us`. The what-if's separated device model weighs each interval's
-    cached writes by their random share (:mod:`basil.app.modelling`)."""
+) -> dict[int, CachedWrites]:
+    """Per raw sample time in [since, until) at which any of *disks* (VM moid, instance) was sampled:
+    their cached writes (write latency at most *write_cache_ms*) times each one's random share, and
+    how many cached writers had no seek counters. *timed* disks count only over [from, until) of
+    their own, as in :func:`disk_read_latency_us`. The what-if's separated device model weighs each
+    interval's destaging by it (:mod:`basil.app.modelling`)."""
     if not disks and not timed:
         return {}
     table = _table(Disk)
@@ -1046,35 +1047,43 @@ def disk_writes(
         if (vm, instance) in wanted
     }
     raw = _table(DiskSample).c
+    cached = and_(raw.write_iops > 0, raw.write_latency_ms <= write_cache_ms)
+    seeks = raw.small_seeks + raw.medium_seeks + raw.large_seeks  # NULL when any counter is
+    known = and_(seeks.is_not(None), seeks > 0)
     columns = (
         raw.ts,
-        raw.write_iops,
-        raw.write_latency_ms,
-        raw.small_seeks,
-        raw.medium_seeks,
-        raw.large_seeks,
+        func.sum(
+            case(
+                (and_(cached, known), raw.write_iops * (raw.medium_seeks + raw.large_seeks) / seeks),
+                else_=0.0,
+            )
+        ),
+        func.sum(case((and_(cached, or_(seeks.is_(None), seeks <= 0)), 1), else_=0)),
     )
-    out: dict[int, list[DiskWrites]] = {}
+    out: dict[int, CachedWrites] = {}
 
     def add(query: Select[Any]) -> None:
-        for ts, iops, latency, small, medium, large in session.execute(query):
-            seeks = None if None in (small, medium, large) else float(small + medium + large)
-            random = 100.0 * float(medium + large) / seeks if seeks else None
-            out.setdefault(int(ts), []).append(DiskWrites(float(iops or 0.0), float(latency or 0.0), random))
+        for ts, random_iops, unknown in session.execute(query):
+            before = out.get(int(ts), CachedWrites(0.0, 0))
+            out[int(ts)] = CachedWrites(
+                before.random_iops + float(random_iops or 0.0), before.unknown + int(unknown or 0)
+            )
 
     static = [ids[d] for d in disks if d in ids]
     for start in range(0, len(static), 500):
         add(
-            select(*columns).where(
-                raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until
-            )
+            select(*columns)
+            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
+            .group_by(raw.ts)
         )
     for vm, instance, begin, end in timed:
         if (vm, instance) in ids:
             add(
-                select(*columns).where(
+                select(*columns)
+                .where(
                     raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
                 )
+                .group_by(raw.ts)
             )
     return out
 
