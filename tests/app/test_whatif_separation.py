@@ -4,19 +4,40 @@ falls back to the plain line and says why."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
 
-from basil.app.modelling import MAX_SEPARATION_ERROR, destage_intervals, separation_errors
+from basil.app.modelling import (
+    MAX_SEPARATION_ERROR,
+    DatastoreFit,
+    destage_intervals,
+    kept_separation,
+    separation_details,
+    separation_errors,
+)
 from basil.app.whatif import device_params
-from basil.core.consolidation import DESTAGE_FROM_READS, PARALLELISM_PAPER, ReadInterval, separate_destage
-from basil.core.device_model import AggregatedInterval
+from basil.core.consolidation import (
+    DESTAGE_FROM_READS,
+    PARALLELISM_PAPER,
+    ReadInterval,
+    SeparatedFit,
+    separate_destage,
+)
+from basil.core.device_model import (
+    SOURCE_CARRIED,
+    SOURCE_FIT,
+    SOURCE_PRIOR,
+    AggregatedInterval,
+    DeviceFit,
+    FitStatus,
+)
 from basil.store import Store
 from basil.store.fits import DatastoreModel
-from basil.store.samples import DiskSampleIn, cached_random_writes, record_disk_samples
+from basil.store.samples import DevicePoints, DiskSampleIn, cached_random_writes, record_disk_samples
 from tests.store.builders import T0
 
 NOW = datetime(2026, 11, 26, tzinfo=UTC)
@@ -156,3 +177,28 @@ def test_a_separation_is_used_only_with_a_credible_model_and_stands_in_for_other
         PARALLELISM_PAPER,
         None,
     )
+
+
+def test_a_model_keeps_the_separation_of_the_line_it_settled_on() -> None:
+    points = DevicePoints((), (), (), (), (), ())
+    sep = SeparatedFit(intercept_ms=6.0, slope_ms=0.5, destage_ms=2.0, points=40)
+    window = DatastoreFit(
+        DeviceFit(FitStatus.OK, credible=True, source=SOURCE_FIT), points, sep, "", (0.1, 0.05)
+    )
+    fitted = DeviceFit(FitStatus.OK, credible=True, source=SOURCE_FIT)
+    kept, note = kept_separation(window, fitted, None)
+    assert (kept, note) == (separation_details(sep, (0.1, 0.05)), "")
+    assert kept is not None
+    assert (kept["write_cost"], kept["destage_rel_error"]) == (1.0, 0.05)
+    # This window's fit not credible, the previous P carried: so is the previous separation.
+    before = model("ds-1", {"destage_separation": kept})
+    carried = DeviceFit(FitStatus.NARROW_OIO_RANGE, source=SOURCE_CARRIED)
+    assert kept_separation(window, carried, before) == ({**kept, "carried": True}, "")
+    assert kept_separation(window, carried, model("ds-1", {})) == (None, "carried forward without one")
+    # A prior's P has no line of its own to separate.
+    prior = DeviceFit(FitStatus.TOO_FEW_POINTS, source=SOURCE_PRIOR)
+    assert kept_separation(window, prior, before) == (None, "no fit of this window (source prior)")
+    # This window's separation not kept: its note says why.
+    why = "only 3 intervals with the disks' samples"
+    none = dataclasses.replace(window, separated=None, separation_note=why)
+    assert kept_separation(none, fitted, before) == (None, why)

@@ -378,7 +378,7 @@ def separation_details(sep: SeparatedFit, errors: tuple[float, float | None]) ->
     }
 
 
-def _separation(
+def kept_separation(
     window: DatastoreFit, settled: DeviceFit, before: DatastoreModel | None
 ) -> tuple[dict[str, Any] | None, str]:
     """What the model keeps of the separated fit: this window's where its fit is the one settled,
@@ -512,7 +512,7 @@ def fit_datastore_models(
                 points_filtered=sum(settled.dropped.values()),
                 quality="ok" if settled.ok else _QUALITY.get(settled.status, settled.status.value),
                 details=_details(
-                    settled, (placement or {}).get(ds), _separation(window_fit, settled, previous)
+                    settled, (placement or {}).get(ds), kept_separation(window_fit, settled, previous)
                 ),
             )
         )
