@@ -17,9 +17,10 @@ Where the target's model keeps the reads' line with its disks' own destaging sep
 t_pos = a come from that line and c, the devices' time of one destaged operation, is its third
 coefficient; the sources say "device model, destaging separated (n intervals)". That c was fitted
 with k = 1, so it is k · c, the product the destage load needs: the RAID level is in it. Without a
-separated line (too few intervals with the disks' samples, a coefficient not positive, no credible
-fit), the plain line as before, and c = t_pos / m; without cached writes to separate, the plain
-line too (its robust fit), and the sources say which.
+separated line (too few intervals with the disks' samples, a coefficient not positive or not
+determined, no credible fit), the plain line as before, and c = t_pos / m; without cached writes
+to separate, the plain line too (its robust fit), and the sources say which. A datastore without a
+credible model takes the medians of the vCenter's other lines (c: of their separated ones).
 
 A moved disk's figures were measured on its source: its service times are those of that device,
 which the estimator carries to the target as they are (the paper measured isolation on the same
