@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -158,33 +158,44 @@ class _Choice:
     other: int = -1  # the unit coming back from y to x in a swap
 
 
-class _RunnersUp:
-    """A step's pairs after its best one, in bound order: (bound, x, y, ideal amount, highest key)."""
+# A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
+_Row = tuple[float, int, int, float, float]
+# A step's candidate pairs: sources, targets, and per pair (K × D) the ideal amount and highest key.
+_Pairs = tuple[list[int], list[int], Array, Array]
 
-    def __init__(
-        self,
-        flat: Array,
-        order: npt.NDArray[np.int64],
-        *,
-        sources: list[int],
-        targets: list[int],
-        star: Array,
-        high: Array,
-    ) -> None:
-        width = len(targets)
-        self.rows = list(
-            zip(
-                flat[order].tolist(),
-                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
-                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
-                star.ravel()[order].tolist(),
-                high.ravel()[order].tolist(),
-                strict=True,
-            )
-        )
 
-    def __iter__(self) -> Iterator[tuple[float, int, int, float, float]]:
-        return iter(self.rows)
+class Ranking:
+    """Datastores ordered by a value that changes for a few of them at a time (N, as moves apply):
+    (value, index) pairs kept sorted, so the smallest or largest k are read in O(k) and an update
+    costs two bisections instead of a partition of every datastore. Ties: lower index first."""
+
+    def __init__(self, values: Sequence[float], members: Iterable[int]) -> None:
+        self.value = list(values)
+        self.member = [False] * len(self.value)
+        for i in members:
+            self.member[i] = True
+        self.rows = sorted((self.value[i], i) for i in range(len(self.value)) if self.member[i])
+
+    def update(self, i: int, value: float) -> None:
+        """Datastore *i*'s value is now *value*."""
+        if self.member[i]:
+            rows = self.rows
+            del rows[bisect.bisect_left(rows, (self.value[i], i))]
+            bisect.insort(rows, (value, i))
+        self.value[i] = value
+
+    def discard(self, i: int) -> None:
+        """Datastore *i* leaves the ranking (its value is still tracked)."""
+        if self.member[i]:
+            del self.rows[bisect.bisect_left(self.rows, (self.value[i], i))]
+            self.member[i] = False
+
+    def smallest(self, k: int) -> list[int]:
+        return [i for _, i in self.rows[:k]]
+
+    def largest(self, k: int) -> list[int]:
+        """The *k* largest, as a set would hold them (of equal values, the higher index first)."""
+        return [i for _, i in self.rows[max(len(self.rows) - k, 0) :]] if k > 0 else []
 
 
 def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
@@ -262,8 +273,13 @@ class BestMoveSearch(PodRound):
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
-        self.runners_up: _RunnersUp | None = None
+        self.runners_up: list[_Row] | None = None
+        # Large pods under normalized_load: N of the datastores with movable units ranked incrementally
+        # (the sources with the highest N; see _sources_targets_n).
+        self.by_n_movable: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
+        if not self.throughput and d > _FULL_PAIRS:
+            self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -277,7 +293,7 @@ class BestMoveSearch(PodRound):
         self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
-        """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
+        """Per-datastore rows the pair bounds gather from: N, 2N/P (refreshed per step), 1/P, 1/P²,
         smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
         the updates of a move keep the table current."""
         per: Array = np.empty((7, self.d), dtype=np.float64)
@@ -716,77 +732,142 @@ class BestMoveSearch(PodRound):
             return self._best_move_throughput()
         return self._best_move_n()
 
-    def _pair_bounds_n(self) -> tuple[Array, list[int], list[int], Array, Array] | None:
+    def _sources_targets_n(self, w: Array) -> tuple[list[int], list[int]]:
+        """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
+        half the partitions of every datastore: the highest N among datastores with movable units read
+        from an incremental ranking, and one partition of *w* for both sides (the lowest w among
+        datastores with movable units lie among the lowest w of all)."""
+        if self.by_n_movable is None or _SOURCES * self.width >= self.d:
+            return self._sources_targets(w, low_is_target=True)
+        count = len(self.by_n_movable.rows)
+        if count == 0:
+            return [], []
+        k = min(_SOURCES * self.width, count)
+        j = min(_TARGETS * self.width, self.d - 1)
+        low_w = np.argpartition(w, j)[: j + 1]
+        candidates = low_w.tolist()
+        member = self.by_n_movable.member
+        movable = sorted(
+            (value, i) for value, i in zip(w[low_w].tolist(), candidates, strict=True) if member[i]
+        )
+        if len(movable) >= k:
+            sources_w = [i for _, i in movable[:k]]
+        else:
+            has = self.key_max > -np.inf
+            sources_w = np.argpartition(np.where(has, w, np.inf), k - 1)[:k].tolist()
+        sources = sorted({*self.by_n_movable.largest(k), *sources_w})
+        targets = sorted({*np.argpartition(self.N, j)[: j + 1].tolist(), *candidates})
+        return sources, targets
+
+    def _pair_bounds_n(self) -> tuple[Array, _Pairs] | None:
         """Per (source, target): the lowest f any amount between its smallest and largest unit could
         reach (a lower bound for every unit), and the amount reaching it."""
         total, squares = self.total, self.squares
         w = (self.N * total - squares) / self.P
-        sources, targets = self._sources_targets(w, low_is_target=True)
+        sources, targets = self._sources_targets_n(w)
         if not sources:
             return None
         # Per-datastore terms gathered once per side (each element as the pairwise formulas of the
-        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
+        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x;
+        # doubling is exact, so 2(a − b) = 2a − 2b and 2βT = β(2T) to the bit).
         per = self._per
         np.divide(self.N, self.P, out=per[1])
+        per[1] *= 2.0
         xs, ys = np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64)
         nx, qx, ix, i2x, lmin, lmax = per[:6, xs][:, :, None]
         ny, qy, iy, i2y, py = per[_TARGET_ROWS, ys][:, None, :]
-        alpha = 2.0 * (qy - qx)
+        alpha = qy - qx
         beta = i2x + i2y
         gamma = iy - ix
         high = np.minimum(lmax, (nx - ny) * py)
         valid = high >= lmin
         valid[xs[:, None] == ys[None, :]] = False
-        den = 2.0 * beta * total - alpha * gamma
+        den = beta * (2.0 * total) - alpha * gamma
         # f² + 1 over d at the stationary point and both ends, in one array (amount[0] the point).
         amount = np.empty((3, *den.shape), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
+            star = np.where(np.abs(den) > 1e-300, (gamma * (2.0 * squares) - alpha * total) / den, lmin)
             top = np.maximum(high, lmin)
             np.minimum(np.maximum(star, lmin, out=star), top, out=amount[0])  # clip to [lmin, top]
             amount[1], amount[2] = lmin, top
-            t = total + gamma * amount
-            h = (squares + alpha * amount + beta * amount * amount) / (t * t)
-            best = np.minimum(np.minimum(h[0], h[1]), h[2])
-            bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
-        gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
-        return gain, sources, targets, amount[0], high
+            t = gamma * amount
+            t += total
+            t *= t
+            h = alpha * amount
+            h += squares
+            square = beta * amount
+            square *= amount
+            h += square
+            h /= t
+            best = np.minimum(h[0], h[1])
+            np.minimum(best, h[2], out=best)
+            best *= self.d
+            best -= 1.0
+            np.maximum(best, 0.0, out=best)
+            bound = np.sqrt(best, out=best)
+            valid &= np.isfinite(bound)
+            gain = np.subtract(self.f, bound, out=bound)
+        gain[~valid] = -np.inf
+        return gain, (sources, targets, amount[0], high)
+
+    @staticmethod
+    def _rows(flat: Array, order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
+        """The pairs at *order* of the flat bound array, as rows (bound, x, y, ideal amount, highest key)."""
+        sources, targets, star, high = pairs
+        width = len(targets)
+        return list(
+            zip(
+                flat[order].tolist(),
+                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
+                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
+                star.ravel()[order].tolist(),
+                high.ravel()[order].tolist(),
+                strict=True,
+            )
+        )
 
     def _best_move_n(self) -> _Choice | None:
         bounds = self._pair_bounds_n()
         if bounds is None:
             return None
-        gain, sources, targets, star, high = bounds
+        gain, pairs = bounds
         flat = gain.ravel()
         positive = int(np.count_nonzero(flat > _EPSILON))
         if positive == 0:
             return None
         best: _Choice | None = None
-        width = len(targets)
+        rows: list[_Row] = []  # the pairs in bound order, as far as sorted
         taken = 0
         while taken < positive:
             count = min(_PAIRS_AT_ONCE, positive - taken)
-            order = _top(flat, taken + count)[taken:]
-            for k in order.tolist():
-                bound = float(flat[k])
+            rows[taken:] = self._rows(flat, _top(flat, taken + count)[taken:], pairs)
+            for bound, x, y, ideal, high_key in rows[taken:]:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
                     if self.batch_size and best is not None:
-                        keep = min(
-                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 4 * self.batch_size
-                        )
-                        rest = _top(flat, keep)
-                        self.runners_up = _RunnersUp(
-                            flat, rest, sources=sources, targets=targets, star=star, high=high
-                        )
+                        self.runners_up = self._runners_up(flat, rows, best.gain, pairs)
                     return best
-                i, j = divmod(k, width)
-                x, y = sources[i], targets[j]
-                for uid in self._neighbours(x, y, float(star[i, j]), float(high[i, j]), 1):
+                for uid in self._neighbours(x, y, ideal, high_key, 1):
                     g = self._n_gain(x, y, self.units[uid].load)
                     if g is not None and g > _EPSILON and self._better(g, uid, best):
                         best = _Choice(g, uid, x, y)
             taken += count
         return best
+
+    def _runners_up(self, flat: Array, rows: list[_Row], best_gain: float, pairs: _Pairs) -> list[_Row]:
+        """The pairs whose bound beats ``_BATCH_RATIO`` of the step's best gain, at most
+        4 × batch_size, in bound order: a prefix of the rows already sorted when they reach past it
+        (every pair not among them is bounded by the last of them)."""
+        floor = _BATCH_RATIO * best_gain
+        limit = 4 * self.batch_size
+        above = 0
+        for row in rows:
+            if not row[0] > floor:
+                break
+            above += 1
+        if above < len(rows) or above >= limit:
+            return rows[: min(above, limit)]
+        keep = min(int(np.count_nonzero(flat > floor)), limit)
+        return self._rows(flat, _top(flat, keep), pairs)
 
     def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
         """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
@@ -943,6 +1024,8 @@ class BestMoveSearch(PodRound):
         pool = self.movable[x]
         self.key_min[x] = pool[0][0] if pool else np.inf
         self.key_max[x] = pool[-1][0] if pool else -np.inf
+        if not pool and self.by_n_movable is not None:
+            self.by_n_movable.discard(x)
 
     def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
         u, x, v, y = choice.unit, choice.x, choice.other, choice.y
@@ -971,6 +1054,9 @@ class BestMoveSearch(PodRound):
         self.S[y] += unit.load
         self.N[x] = self.S[x] / self.P[x]
         self.N[y] = self.S[y] / self.P[y]
+        if self.by_n_movable is not None:
+            self.by_n_movable.update(x, float(self.N[x]))
+            self.by_n_movable.update(y, float(self.N[y]))
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
