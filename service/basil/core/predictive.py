@@ -374,6 +374,12 @@ class PredictiveState:
     def iops(self, j: int) -> float:
         return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j], share=self.a_pos[j], k4=self.k4)
 
+    def latency_iops(self, j: int) -> tuple[float, float]:
+        """:meth:`latency` and :meth:`iops` of datastore j, the latency computed once."""
+        latency = self.latency(j)
+        o = self.O[j]
+        return latency, (1000.0 * o / latency if o > 0 else 0.0)
+
     def arrays(self) -> tuple[Array, Array, Array, Array]:
         """Latency, slope, O and B per datastore, as arrays."""
         a = np.array(self.a, dtype=np.float64)

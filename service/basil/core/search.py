@@ -78,8 +78,6 @@ from basil.core.predictive import (
     device_lines,
     latency_of,
     positioning_share,
-    unit_sums,
-    unit_write_sums,
     write_extra,
 )
 from basil.core.snapshot import Datastore
@@ -319,31 +317,32 @@ class BestMoveSearch(PodRound):
         return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
     def _load_units(self, units: Sequence[Unit]) -> None:
-        """This pod's units (movable or not), with their sums for both models."""
-        demands = self.demands
+        """This pod's units (movable or not), with their sums for both models.
+
+        A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
+        them), here as bincounts over every disk of the pod, which add in input order the same way."""
         position = self.position
         for unit in units:
             i = position.get(unit.datastore)
-            if i is None:
-                continue
-            disks = unit.disks
-            if len(disks) == 1:
-                demand = demands[disks[0]]
-                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
-                reads = demand.line_oio
-                wa, wb = demand.wa, demand.wb
-            else:
-                a, b, o = unit_sums(demands, disks)
-                reads = sum(demands[disk].line_oio for disk in disks)
-                wa, wb = unit_write_sums(demands, disks)
-            self.units.append(unit)
-            self.src.append(i)
-            self.ua.append(a)
-            self.ub.append(b)
-            self.uo.append(o)
-            self.ul.append(reads)
-            self.uwa.append(wa)
-            self.uwb.append(wb)
+            if i is not None:
+                self.units.append(unit)
+                self.src.append(i)
+        demands = self.demands
+        rows = [demands[disk] for unit in self.units for disk in unit.disks]
+        n = len(self.units)
+        if rows:
+            counts = np.array([len(unit.disks) for unit in self.units], dtype=np.int64)
+            owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+            columns = list(zip(*rows, strict=True))
+            fields = DiskDemand._fields
+
+            def summed(field: str) -> list[float]:
+                weights = np.array(columns[fields.index(field)], dtype=np.float64)
+                total: list[float] = np.bincount(owner, weights=weights, minlength=n).tolist()
+                return total
+
+            self.ua, self.ub, self.uo = summed("a"), summed("b"), summed("oio")
+            self.ul, self.uwa, self.uwb = summed("line_oio"), summed("wa"), summed("wb")
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
@@ -1047,8 +1046,8 @@ class BestMoveSearch(PodRound):
         unit = self.units[uid]
         p = self.pred
         nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
-        lat_x0, lat_y0 = p.latency(x), p.latency(y)
-        iops_x0, iops_y0 = p.iops(x), p.iops(y)
+        lat_x0, iops_x0 = p.latency_iops(x)
+        lat_y0, iops_y0 = p.latency_iops(y)
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
         self.S[x] -= unit.load
         self.S[y] += unit.load
@@ -1065,8 +1064,8 @@ class BestMoveSearch(PodRound):
         p.add(y, a, b, o, disks, wa=wa, wb=wb)
         self.line[x] -= self.ul[uid]
         self.line[y] += self.ul[uid]
-        lat_x1, lat_y1 = p.latency(x), p.latency(y)
-        iops_x1, iops_y1 = p.iops(x), p.iops(y)
+        lat_x1, iops_x1 = p.latency_iops(x)
+        lat_y1, iops_y1 = p.latency_iops(y)
         self.iops_now += (iops_x1 + iops_y1) - (iops_x0 + iops_y0)
         self.cap[y] = min(self.cap[y], self.unit_cap[uid])
         self.state.apply(unit, self.names[x], self.names[y])

@@ -1,6 +1,6 @@
-"""The search's incremental structures give what a full recomputation gives (issue 11, one round at
-vCenter scale): the ranking of N kept sorted through updates, and the sources and targets of a large
-pod read from it."""
+"""The search's fast paths give what the plain computation gives (issue 11, one round at
+vCenter scale): the ranking of N kept sorted through updates, the sources and targets of a large pod
+read from it, the units' sums added for all units at once, a datastore's latency and IOPS at once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from basil.core.constraints import Budget, PlacementState, build_units
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, BalancerParams
-from basil.core.predictive import disk_demands
+from basil.core.predictive import PredictiveState, disk_demands, unit_sums, unit_write_sums
 from basil.core.search import BestMoveSearch, Ranking
 
 from .test_search_equivalence import random_snapshot
@@ -92,3 +92,27 @@ def test_large_pod_sources_and_targets_equal_the_full_partitions_as_moves_apply(
         (float(search.N[j]), j) for j in range(search.d) if search.movable[j]
     )
     assert np.array_equal(np.array(search.by_n_movable.value), search.N)
+
+
+def test_latency_iops_is_latency_and_iops_to_the_bit() -> None:
+    state = PredictiveState(np.array([0.2, 5.0, 3.0]), np.array([0.02, 1.0, 0.3]))
+    state.positioning = [0.0, 0.6, 0.0]
+    state.add(0, 4.0, 1.0, 3.0, 2)
+    state.add(1, 7.5, 2.5, 6.0, 3, wa=1.0, wb=0.5)
+    state.anchor([2.0, 3.0, 0.0], (11.5, 1.0))
+    for j in range(3):  # j = 2 is empty: its IOPS are 0
+        assert state.latency_iops(j) == (state.latency(j), state.iops(j))
+    assert state.latency_iops(2)[1] == 0.0
+    assert state.latency_iops(1)[1] > 0.0
+
+
+def test_unit_sums_at_once_equal_unit_sums_per_unit() -> None:
+    search = _search(12, 900, 30)
+    assert any(len(unit.disks) > 1 for unit in search.units)
+    assert len(search.units) == len(search.ua) == len(search.uwb)
+    for uid, unit in enumerate(search.units):
+        a, b, o = unit_sums(search.demands, unit.disks)
+        wa, wb = unit_write_sums(search.demands, unit.disks)
+        reads = sum(search.demands[disk].line_oio for disk in unit.disks)
+        assert (search.ua[uid], search.ub[uid], search.uo[uid]) == (a, b, o)
+        assert (search.uwa[uid], search.uwb[uid], search.ul[uid]) == (wa, wb, reads)
