@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from basil.core.constraints import Budget, PlacementState, build_units
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, BalancerParams
-from basil.core.predictive import PredictiveState, disk_demands, unit_sums, unit_write_sums
+from basil.core.predictive import DiskDemands, PredictiveState, disk_demands, unit_sums, unit_write_sums
 from basil.core.search import BestMoveSearch, Ranking
 
 from .test_search_equivalence import random_snapshot
@@ -116,3 +116,39 @@ def test_unit_sums_at_once_equal_unit_sums_per_unit() -> None:
         reads = sum(search.demands[disk].line_oio for disk in unit.disks)
         assert (search.ua[uid], search.ub[uid], search.uo[uid]) == (a, b, o)
         assert (search.uwa[uid], search.uwb[uid], search.ul[uid]) == (wa, wb, reads)
+
+
+def test_disk_demands_columns_hold_each_disks_demand() -> None:
+    params = BalancerParams()
+    snap = random_snapshot(13, 200, 8)
+    models = resolve_models(snap, params)
+    demands = disk_demands(models, params.workload_model.constants)
+    assert list(demands) == list(models.disks)
+    assert len(demands) == len(snap.disks)
+    ids = [disk.id for disk in reversed(snap.disks)]
+    table = demands.columns(ids)
+    assert table.shape == (len(DiskDemands.FLOAT_FIELDS), len(ids))
+    for k, disk in enumerate(ids):
+        demand = demands[disk]
+        assert [getattr(demand, field) for field in DiskDemands.FLOAT_FIELDS] == table[:, k].tolist()
+    assert any(demands[disk].sequential for disk in ids)
+    assert any(not demands[disk].sequential for disk in ids)
+
+
+def test_a_plain_mapping_of_demands_gives_the_same_unit_sums() -> None:
+    search = _search(14, 600, 20)
+    plain = dict(search.demands.items())
+    assert not isinstance(plain, DiskDemands)
+    again = BestMoveSearch(
+        name=search.name,
+        members=random_snapshot(14, 600, 20).pods()[search.name],
+        units=search.units,
+        models=search.models,
+        state=search.state,
+        budget=search.budget,
+        params=search.params,
+        disk_sizes=search.disk_sizes,
+        demands=plain,
+    )
+    assert (again.ua, again.ub, again.uo, again.ul) == (search.ua, search.ub, search.uo, search.ul)
+    assert (again.uwa, again.uwb) == (search.uwa, search.uwb)

@@ -76,7 +76,7 @@ X there, so its slope per unit of X is divided by that (:meth:`PredictiveState.a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -152,7 +152,39 @@ def write_extra(kind: str | None, constants: WorkloadConstants) -> float:
     return max(cost * (1.0 + k3) / k3 - 1.0, 0.0)
 
 
-def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
+class DiskDemands(Mapping[str, DiskDemand]):
+    """Every disk's :class:`DiskDemand` by disk id, kept as one column per field: a round reads a few
+    disks' demands one by one and all of a pod's at once (:meth:`columns`), so none is built as an
+    object until asked for."""
+
+    # The float fields, in the order of :meth:`columns`' rows.
+    FLOAT_FIELDS = ("oio", "a", "b", "line_oio", "wa", "wb")
+
+    def __init__(self, ids: Sequence[str], table: Array, sequential: npt.NDArray[np.bool_]) -> None:
+        self.index = dict(zip(ids, range(len(ids)), strict=True))
+        self.table = table  # len(FLOAT_FIELDS) × disks
+        self._values = [column.tolist() for column in table]
+        self._sequential = sequential.tolist()
+
+    def __getitem__(self, disk: str) -> DiskDemand:
+        i = self.index[disk]
+        oio, a, b, line, wa, wb = (column[i] for column in self._values)
+        return DiskDemand(oio, a, b, self._sequential[i], line, wa, wb)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def columns(self, disks: Sequence[str]) -> Array:
+        """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""
+        index = self.index
+        rows: Array = self.table[:, [index[disk] for disk in disks]]
+        return rows
+
+
+def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
     """Every disk's demand, from its workload model when it has one, else from its L.
 
     Means where the window gave them (see the module docstring, "Which statistic"): ``o_i`` is the
@@ -220,17 +252,7 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     o = np.where(modelled, o, x)
     line = np.where(modelled, line, x)
     sequential = split & (r < 0.5)
-    rows = zip(
-        o.tolist(),
-        a.tolist(),
-        b.tolist(),
-        sequential.tolist(),
-        line.tolist(),
-        wa.tolist(),
-        wb.tolist(),
-        strict=True,
-    )
-    return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
+    return DiskDemands(ids, np.stack((o, a, b, line, wa, wb)), sequential)
 
 
 def device_lines(

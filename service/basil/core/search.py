@@ -73,6 +73,7 @@ from basil.core.plan import (
 from basil.core.pod_round import PodRound
 from basil.core.predictive import (
     DiskDemand,
+    DiskDemands,
     PredictiveState,
     allowed_latency,
     device_lines,
@@ -327,17 +328,19 @@ class BestMoveSearch(PodRound):
             if i is not None:
                 self.units.append(unit)
                 self.src.append(i)
-        demands = self.demands
-        rows = [demands[disk] for unit in self.units for disk in unit.disks]
         n = len(self.units)
-        if rows:
+        if n:
             counts = np.array([len(unit.disks) for unit in self.units], dtype=np.int64)
             owner = np.repeat(np.arange(n, dtype=np.int64), counts)
-            columns = list(zip(*rows, strict=True))
-            fields = DiskDemand._fields
+            if isinstance(self.demands, DiskDemands):
+                table = self.demands.columns([disk for unit in self.units for disk in unit.disks])
+            else:
+                rows = [self.demands[disk] for unit in self.units for disk in unit.disks]
+                table = np.array([[getattr(r, f) for r in rows] for f in DiskDemands.FLOAT_FIELDS])
+            fields = DiskDemands.FLOAT_FIELDS
 
             def summed(field: str) -> list[float]:
-                weights = np.array(columns[fields.index(field)], dtype=np.float64)
+                weights = table[fields.index(field)]
                 total: list[float] = np.bincount(owner, weights=weights, minlength=n).tolist()
                 return total
 
