@@ -840,8 +840,12 @@ class BestMoveSearch(PodRound):
         best: _Choice | None = None
         rows: list[_Row] = []  # the pairs in bound order, as far as sorted
         taken = 0
+        # The first chunk: as many pairs as the step's runners-up may take (the visit seldom goes
+        # past the first two pairs); the order does not depend on the chunks.
+        chunk = 4 * self.batch_size or _PAIRS_AT_ONCE
         while taken < positive:
-            count = min(_PAIRS_AT_ONCE, positive - taken)
+            count = min(chunk, positive - taken)
+            chunk = _PAIRS_AT_ONCE
             rows[taken:] = self._rows(flat, _top(flat, taken + count)[taken:], pairs)
             for bound, x, y, ideal, high_key in rows[taken:]:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
