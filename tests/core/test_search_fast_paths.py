@@ -1,6 +1,7 @@
 """The search's fast paths give what the plain computation gives (issue 11, one round at
 vCenter scale): the ranking of N kept sorted through updates, the sources and targets of a large pod
-read from it, the units' sums added for all units at once, a datastore's latency and IOPS at once."""
+read from it, the units' sums added for all units at once, a datastore's latency and IOPS at once,
+the disks' flags and classes looked up by their four comparisons made at once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, BalancerParams
 from basil.core.predictive import DiskDemands, PredictiveState, disk_demands, unit_sums, unit_write_sums
 from basil.core.search import BestMoveSearch, Ranking
+from basil.core.workload_model import classify_workload, workload_flags
 
+from .builders import datastore, disk, snapshot, workload
 from .test_search_equivalence import random_snapshot
 
 # Values drawn from a few levels, so that ties (broken by index) occur.
@@ -128,11 +131,11 @@ def test_disk_demands_columns_hold_each_disks_demand() -> None:
     ids = [disk.id for disk in reversed(snap.disks)]
     table = demands.columns(ids)
     assert table.shape == (len(DiskDemands.FLOAT_FIELDS), len(ids))
-    for k, disk in enumerate(ids):
-        demand = demands[disk]
+    for k, disk_id in enumerate(ids):
+        demand = demands[disk_id]
         assert [getattr(demand, field) for field in DiskDemands.FLOAT_FIELDS] == table[:, k].tolist()
-    assert any(demands[disk].sequential for disk in ids)
-    assert any(not demands[disk].sequential for disk in ids)
+    assert any(demands[disk_id].sequential for disk_id in ids)
+    assert any(not demands[disk_id].sequential for disk_id in ids)
 
 
 def test_a_plain_mapping_of_demands_gives_the_same_unit_sums() -> None:
@@ -152,3 +155,26 @@ def test_a_plain_mapping_of_demands_gives_the_same_unit_sums() -> None:
     )
     assert (again.ua, again.ub, again.uo, again.ul) == (search.ua, search.ub, search.uo, search.ul)
     assert (again.uwa, again.uwb) == (search.uwa, search.uwb)
+
+
+def test_flags_and_class_from_the_comparison_codes_equal_each_disks_own() -> None:
+    # Read and random shares on, just below and just above each threshold (5, 25, 30), ints too.
+    shares = [0, 0.0, 4.999, 5, 5.0, 5.001, 24.9, 25.0, 25.1, 29.999, 30, 30.0001, 50.0, 100]
+    disks = [
+        disk(f"vm{i}/d0", "a", workload=workload(4.0, 8.0, read, random))
+        for i, (read, random) in enumerate((r, x) for r in shares for x in shares)
+    ]
+    disks.append(disk("given/d0", "a", load=50.0))
+    params = BalancerParams()
+    models = resolve_models(snapshot([datastore("a", performance=1.0)], disks), params)
+    seen = set()
+    for d in disks:
+        model = models.disks[d.id]
+        if d.workload is None:
+            assert model.flags == ()
+            continue
+        wparams = params.workload_model
+        assert model.flags == workload_flags(d.workload, wparams)
+        assert model.workload_class == classify_workload(d.workload, wparams)
+        seen.add((model.flags, model.workload_class))
+    assert len(seen) >= 6  # every flag and several classes occur
