@@ -41,6 +41,7 @@ import bisect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -329,13 +330,18 @@ class BestMoveSearch(PodRound):
                 self.units.append(unit)
                 self.src.append(i)
         n = len(self.units)
+        # The units' fields as columns (one transposition instead of a pass per field).
+        columns = list(zip(*self.units, strict=True)) if n else [() for _ in Unit._fields]
+        self.unit_columns = dict(zip(Unit._fields, columns, strict=True))
+        self.unit_load = np.array(self.unit_columns["load"], dtype=np.float64)
+        counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         if n:
-            counts = np.array([len(unit.disks) for unit in self.units], dtype=np.int64)
             owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+            disks = list(chain.from_iterable(self.unit_columns["disks"]))
             if isinstance(self.demands, DiskDemands):
-                table = self.demands.columns([disk for unit in self.units for disk in unit.disks])
+                table = self.demands.columns(disks)
             else:
-                rows = [self.demands[disk] for unit in self.units for disk in unit.disks]
+                rows = [self.demands[disk] for disk in disks]
                 table = np.array([[getattr(r, f) for r in rows] for f in DiskDemands.FLOAT_FIELDS])
             fields = DiskDemands.FLOAT_FIELDS
 
@@ -349,7 +355,7 @@ class BestMoveSearch(PodRound):
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
-        self.S = np.bincount(src, weights=[u.load for u in self.units], minlength=d).astype(np.float64)
+        self.S = np.bincount(src, weights=self.unit_load, minlength=d).astype(np.float64)
         p = self.pred
         p.A = np.bincount(src, weights=self.ua, minlength=d).tolist()
         p.B = np.bincount(src, weights=self.ub, minlength=d).tolist()
@@ -361,9 +367,7 @@ class BestMoveSearch(PodRound):
                     p.A[j] += e * extra_a[j]
                     p.B[j] += e * extra_b[j]
         p.O = np.bincount(src, weights=self.uo, minlength=d).tolist()
-        p.count = (
-            np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
-        )
+        p.count = np.bincount(src, weights=counts, minlength=d).astype(int).tolist()
 
     def _line_oio(self) -> list[float]:
         """Per datastore, its disks' outstanding reads at the start (the device lines' axis)."""
@@ -384,25 +388,25 @@ class BestMoveSearch(PodRound):
     def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
         """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
         the candidate order of §5 (rank), which also breaks ties between equally good moves."""
-        units = self.units
-        n = len(units)
-        load = np.array([u.load for u in units], dtype=np.float64)
+        n = len(self.units)
+        column = self.unit_columns
+        load = self.unit_load
         # Rank: the candidate order (Unit.preference, ties by unit index) as one stable lexsort.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if self.params.candidate_order == ORDER_LOAD_PER_GB:
-                size = np.array([u.size_gb for u in units], dtype=np.float64)
+                size = np.array(column["size_gb"], dtype=np.float64)
                 density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
                 by_preference = np.lexsort((size, -density))
             else:
-                known = np.array([u.iops is not None for u in units], dtype=np.bool_)
-                iops = np.array([u.iops if u.iops is not None else 0.0 for u in units], dtype=np.float64)
+                known = np.array([v is not None for v in column["iops"]], dtype=np.bool_)
+                iops = np.array([0.0 if v is None else v for v in column["iops"]], dtype=np.float64)
                 ratio = np.where(known, np.where(load > 0, iops / np.where(load > 0, load, 1.0), np.inf), 0.0)
                 by_preference = np.lexsort((-load, ratio, np.where(known, 0.0, 1.0)))
         rank = np.empty(n, dtype=np.int64)
         rank[by_preference] = np.arange(n, dtype=np.int64)
         self.rank = rank.tolist()
         keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
-        movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
+        movable = np.array([v is None for v in column["pinned"]], dtype=np.bool_)
         ids = np.flatnonzero(movable)
         src = np.array(self.src, dtype=np.int64)
         # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
