@@ -163,13 +163,14 @@ class DiskDemands(Mapping[str, DiskDemand]):
     def __init__(self, ids: Sequence[str], table: Array, sequential: npt.NDArray[np.bool_]) -> None:
         self.index = dict(zip(ids, range(len(ids)), strict=True))
         self.table = table  # len(FLOAT_FIELDS) × disks
-        self._values = [column.tolist() for column in table]
-        self._sequential = sequential.tolist()
+        self.sequential = sequential
 
     def __getitem__(self, disk: str) -> DiskDemand:
         i = self.index[disk]
-        oio, a, b, line, wa, wb = (column[i] for column in self._values)
-        return DiskDemand(oio, a, b, self._sequential[i], line, wa, wb)
+        row = self.table.item
+        return DiskDemand(
+            row(0, i), row(1, i), row(2, i), bool(self.sequential.item(i)), row(3, i), row(4, i), row(5, i)
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.index)

@@ -1091,15 +1091,12 @@ class BestMoveSearch(PodRound):
                 self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
             ),
         )
+        oio = [self.demands[d].oio for d in unit.disks]
         disk_effects = tuple(
-            DiskEffect(
-                d,
-                lat_x0,
-                lat_y1,
-                1000.0 * self.demands[d].oio / lat_x0,
-                1000.0 * self.demands[d].oio / lat_y1,
-            )
-            for d in unit.disks
+            [
+                DiskEffect(d, lat_x0, lat_y1, 1000.0 * o / lat_x0, 1000.0 * o / lat_y1)
+                for d, o in zip(unit.disks, oio, strict=True)
+            ]
         )
         pod_lat1 = self._weighted_latency(self.iops_now)
         return Move(
@@ -1107,8 +1104,8 @@ class BestMoveSearch(PodRound):
             pod=self.name,
             vm=unit.vm,
             disks=unit.disks,
-            disk_sizes_gb=tuple(self.disk_sizes[d] for d in unit.disks),
-            disk_loads=tuple(self.models.disks[d].load for d in unit.disks),
+            disk_sizes_gb=tuple([self.disk_sizes[d] for d in unit.disks]),
+            disk_loads=tuple([self.models.disks[d].load for d in unit.disks]),
             source=self.names[x],
             target=self.names[y],
             size_gb=unit.size_gb,
