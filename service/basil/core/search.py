@@ -17,11 +17,11 @@ Objectives:
   every unit of that pair: pairs are visited in the order of that bound (a K×D array, vectorised)
   and the visit stops once no remaining pair's bound beats the best move found, which makes each
   step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
-  pair is considered; above, the sources with the highest N and the highest gradient
-  (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move lies unless the
-  pod is tiny; when they yield no move, four times as many are considered (once) before the round
-  says no move helps. In such large pods a step also takes further moves from its pair
-  order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
+  pair is considered; above, the sources with the highest N and (as coded: see _sources_targets) the
+  lowest gradient (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move
+  lies unless the pod is tiny; when they yield no move, four times as many are considered (once)
+  before the round says no move helps. In such large pods a step also takes further moves from its
+  pair order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
   least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
   target below its source's N before the move (f alone would also reward piling load onto a slow
   datastore).
@@ -666,7 +666,10 @@ class BestMoveSearch(PodRound):
             return [], []
         k = min(_SOURCES * self.width, count)
         # The highest N and score among datastores with movable units, negated for argpartition
-        # (−inf for the others, negated: +inf).
+        # (−inf for the others, negated: +inf). NB: the score is taken the same way round as the
+        # targets' (normalized_load: the lowest w, not the highest the module docstring names;
+        # throughput: the highest marginal IOPS). Kept as it is while plans must not change: see
+        # docs/benchmarks.md, "Where the target stands".
         low_n = np.where(has, -self.N, np.inf)
         low_s = np.where(has, score if low_is_target else -score, np.inf)
         # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
