@@ -109,9 +109,11 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     no_conflicts: frozenset[str] = frozenset()
     now = snapshot.now
     excluded = rules.excluded_vms
+    no_keys: set[tuple[str, str]] = set()
     for datastore in sorted(by_datastore):
         on = by_datastore[datastore]
         in_maintenance = datastore in maintenance
+        moved_here = moved.get(datastore, no_keys) if now is not None else no_keys
         for key in sorted(on):
             group = on[key]
             members = group if len(group) == 1 else sorted(group, key=_disk_id)
@@ -125,7 +127,8 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
                     PINNED_MAINTENANCE,
                     f"datastore {datastore} is in maintenance (evacuation is not balancing)",
                 )
-            elif now is not None and (datastore, *key) in moved:
+            elif key in moved_here:
+                assert now is not None  # moved_here is empty without a clock
                 recent = [d for d in members if d.last_moved is not None and now - d.last_moved < window]
                 if recent:
                     hours = (now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
@@ -144,8 +147,11 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
             else:
                 ids, load, size, hosts, iops = _group_sums(members, disk_models)
             conflicts = conflicts_of.get(vm, no_conflicts)
+            # tuple.__new__ is what Unit(...) calls, without its Python-level wrapper (40,000 times).
             units.append(
-                Unit(len(units), vm, ids, datastore, load, size, hosts, iops, conflicts, pinned, why)
+                _new_tuple(
+                    Unit, (len(units), vm, ids, datastore, load, size, hosts, iops, conflicts, pinned, why)
+                )
             )
     return units
 
@@ -171,16 +177,17 @@ def _group_sums(
 
 
 _Groups = dict[str, dict[tuple[str, str], list[Disk]]]
+_new_tuple = tuple.__new__
 _disk_id = attrgetter("id")
 
 
-def _disk_groups(snapshot: Snapshot) -> tuple[_Groups, set[tuple[str, str, str]]]:
+def _disk_groups(snapshot: Snapshot) -> tuple[_Groups, dict[str, set[tuple[str, str]]]]:
     """The disks of each unit, per datastore and (VM, disk id for a splittable VM's disk, else ""):
-    a splittable VM's disks are each their own unit; and the (datastore, VM, id) keys of the groups
+    a splittable VM's disks are each their own unit; and per datastore the (VM, id) keys of the groups
     that hold a disk with ``last_moved``. Sorting each datastore's keys gives the order of sorting
     every (datastore, VM, id) key at once, in shorter sorts."""
     by_datastore: _Groups = defaultdict(dict)
-    moved: set[tuple[str, str, str]] = set()
+    moved: dict[str, set[tuple[str, str]]] = defaultdict(set)
     splittable = snapshot.rules.splittable_vms
     for disk in snapshot.disks:
         key = (disk.vm, disk.id if disk.vm in splittable else "")
@@ -191,7 +198,7 @@ def _disk_groups(snapshot: Snapshot) -> tuple[_Groups, set[tuple[str, str, str]]
         else:
             group.append(disk)
         if disk.last_moved is not None:
-            moved.add((disk.datastore, *key))
+            moved[disk.datastore].add(key)
     return by_datastore, moved
 
 
