@@ -21,7 +21,7 @@ prior that is not confident (kind without device count) only replaces the pod me
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -33,6 +33,7 @@ from basil.core.snapshot import Snapshot
 from basil.core.workload_model import (
     UNKNOWN_CLASS,
     WorkloadClass,
+    WorkloadModelParams,
     WorkloadParams,
     classify_workload,
     load_metric,
@@ -111,6 +112,32 @@ def imbalance(normalized_loads: Sequence[float] | np.ndarray) -> float:
     return float(n.std()) / mean  # population σ: the pod is the whole population
 
 
+def _described_workloads(
+    snapshot: Snapshot, wparams: WorkloadModelParams
+) -> tuple[Iterator[float], Iterator[int]]:
+    """For the disks known by their workload model, in disk order: BASIL eq. 1's numerator (numpy, in
+    load_metric's order of operations: the same floats), and the four comparisons that decide their
+    flags and class as a code 0-15 (``resolve_models``' memo key), all at once."""
+    described = [d.workload for d in snapshot.disks if d.load is None and d.workload is not None]
+    read_pct = np.array([w.read_pct for w in described], dtype=np.float64)
+    random_pct = np.array([w.random_pct for w in described], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported later
+        loads: list[float] = load_metric_array(
+            [w.oio for w in described],
+            [w.io_size_kb for w in described],
+            read_pct,
+            random_pct,
+            wparams.constants,
+        ).tolist()
+    codes: list[int] = (
+        (random_pct <= wparams.sequential_random_pct) * 8
+        + (read_pct <= wparams.writes_read_pct) * 4
+        + (random_pct <= wparams.sequential_class_random_pct) * 2
+        + (read_pct <= wparams.write_heavy_read_pct)
+    ).tolist()
+    return iter(loads), iter(codes)
+
+
 def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
     """Compute L for every disk and P for every datastore; raise when a disk's L cannot be computed."""
     problems: list[Problem] = []
@@ -132,19 +159,8 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
             found = memo[key] = (workload_flags(w, wparams), classify_workload(w, wparams))
         return found
 
-    # BASIL eq. 1's numerator for every disk known by its workload model, at once (numpy, in
-    # load_metric's order of operations: the same floats); taken in disk order in the loop below.
-    described = [d.workload for d in snapshot.disks if d.load is None and d.workload is not None]
-    with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported below
-        workload_loads = iter(
-            load_metric_array(
-                [w.oio for w in described],
-                [w.io_size_kb for w in described],
-                [w.read_pct for w in described],
-                [w.random_pct for w in described],
-                wparams.constants,
-            ).tolist()
-        )
+    workload_loads, workload_codes = _described_workloads(snapshot, wparams)
+    by_code: dict[int, tuple[tuple[str, ...], WorkloadClass]] = {}
     for i, disk in enumerate(snapshot.disks):
         if disk.load is not None:
             flags: tuple[str, ...] = ()
@@ -156,7 +172,11 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
         means: tuple[float | None, float | None] = (None, None)
         if disk.workload is not None:
             w, used, source = disk.workload, 0, LOAD_WORKLOAD
-            flags, kind = flags_and_class(w)
+            code = next(workload_codes)
+            found = by_code.get(code)
+            if found is None:
+                found = by_code[code] = flags_and_class(w)
+            flags, kind = found
             load = next(workload_loads)
         else:
             modelled = model_workload(disk.samples, wparams, snapshot.now)

@@ -76,7 +76,7 @@ X there, so its slope per unit of X is divided by that (:meth:`PredictiveState.a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -152,7 +152,40 @@ def write_extra(kind: str | None, constants: WorkloadConstants) -> float:
     return max(cost * (1.0 + k3) / k3 - 1.0, 0.0)
 
 
-def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, DiskDemand]:
+class DiskDemands(Mapping[str, DiskDemand]):
+    """Every disk's :class:`DiskDemand` by disk id, kept as one column per field: a round reads a few
+    disks' demands one by one and all of a pod's at once (:meth:`columns`), so none is built as an
+    object until asked for."""
+
+    # The float fields, in the order of :meth:`columns`' rows.
+    FLOAT_FIELDS = ("oio", "a", "b", "line_oio", "wa", "wb")
+
+    def __init__(self, ids: Sequence[str], table: Array, sequential: npt.NDArray[np.bool_]) -> None:
+        self.index = dict(zip(ids, range(len(ids)), strict=True))
+        self.table = table  # len(FLOAT_FIELDS) × disks
+        self.sequential = sequential
+
+    def __getitem__(self, disk: str) -> DiskDemand:
+        i = self.index[disk]
+        row = self.table.item
+        return DiskDemand(
+            row(0, i), row(1, i), row(2, i), bool(self.sequential.item(i)), row(3, i), row(4, i), row(5, i)
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def columns(self, disks: Sequence[str]) -> Array:
+        """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""
+        index = self.index
+        rows: Array = self.table[:, [index[disk] for disk in disks]]
+        return rows
+
+
+def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
     """Every disk's demand, from its workload model when it has one, else from its L.
 
     Means where the window gave them (see the module docstring, "Which statistic"): ``o_i`` is the
@@ -220,17 +253,7 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> dict[str, Disk
     o = np.where(modelled, o, x)
     line = np.where(modelled, line, x)
     sequential = split & (r < 0.5)
-    rows = zip(
-        o.tolist(),
-        a.tolist(),
-        b.tolist(),
-        sequential.tolist(),
-        line.tolist(),
-        wa.tolist(),
-        wb.tolist(),
-        strict=True,
-    )
-    return dict(zip(ids, map(DiskDemand._make, rows), strict=True))
+    return DiskDemands(ids, np.stack((o, a, b, line, wa, wb)), sequential)
 
 
 def device_lines(
@@ -373,6 +396,12 @@ class PredictiveState:
 
     def iops(self, j: int) -> float:
         return iops_of(self.a[j], self.s[j], self.A[j], self.B[j], self.O[j], share=self.a_pos[j], k4=self.k4)
+
+    def latency_iops(self, j: int) -> tuple[float, float]:
+        """:meth:`latency` and :meth:`iops` of datastore j, the latency computed once."""
+        latency = self.latency(j)
+        o = self.O[j]
+        return latency, (1000.0 * o / latency if o > 0 else 0.0)
 
     def arrays(self) -> tuple[Array, Array, Array, Array]:
         """Latency, slope, O and B per datastore, as arrays."""

@@ -17,11 +17,11 @@ Objectives:
   every unit of that pair: pairs are visited in the order of that bound (a K×D array, vectorised)
   and the visit stops once no remaining pair's bound beats the best move found, which makes each
   step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
-  pair is considered; above, the sources with the highest N and the highest gradient
-  (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move lies unless the
-  pod is tiny; when they yield no move, four times as many are considered (once) before the round
-  says no move helps. In such large pods a step also takes further moves from its pair
-  order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
+  pair is considered; above, the sources with the highest N and (as coded: see _sources_targets) the
+  lowest gradient (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move
+  lies unless the pod is tiny; when they yield no move, four times as many are considered (once)
+  before the round says no move helps. In such large pods a step also takes further moves from its
+  pair order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
   least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
   target below its source's N before the move (f alone would also reward piling load onto a slow
   datastore).
@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -73,13 +74,12 @@ from basil.core.plan import (
 from basil.core.pod_round import PodRound
 from basil.core.predictive import (
     DiskDemand,
+    DiskDemands,
     PredictiveState,
     allowed_latency,
     device_lines,
     latency_of,
     positioning_share,
-    unit_sums,
-    unit_write_sums,
     write_extra,
 )
 from basil.core.snapshot import Datastore
@@ -158,33 +158,44 @@ class _Choice:
     other: int = -1  # the unit coming back from y to x in a swap
 
 
-class _RunnersUp:
-    """A step's pairs after its best one, in bound order: (bound, x, y, ideal amount, highest key)."""
+# A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
+_Row = tuple[float, int, int, float, float]
+# A step's candidate pairs: sources, targets, and per pair (K × D) the ideal amount and highest key.
+_Pairs = tuple[list[int], list[int], Array, Array]
 
-    def __init__(
-        self,
-        flat: Array,
-        order: npt.NDArray[np.int64],
-        *,
-        sources: list[int],
-        targets: list[int],
-        star: Array,
-        high: Array,
-    ) -> None:
-        width = len(targets)
-        self.rows = list(
-            zip(
-                flat[order].tolist(),
-                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
-                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
-                star.ravel()[order].tolist(),
-                high.ravel()[order].tolist(),
-                strict=True,
-            )
-        )
 
-    def __iter__(self) -> Iterator[tuple[float, int, int, float, float]]:
-        return iter(self.rows)
+class Ranking:
+    """Datastores ordered by a value that changes for a few of them at a time (N, as moves apply):
+    (value, index) pairs kept sorted, so the smallest or largest k are read in O(k) and an update
+    costs two bisections instead of a partition of every datastore. Ties: lower index first."""
+
+    def __init__(self, values: Sequence[float], members: Iterable[int]) -> None:
+        self.value = list(values)
+        self.member = [False] * len(self.value)
+        for i in members:
+            self.member[i] = True
+        self.rows = sorted((self.value[i], i) for i in range(len(self.value)) if self.member[i])
+
+    def update(self, i: int, value: float) -> None:
+        """Datastore *i*'s value is now *value*."""
+        if self.member[i]:
+            rows = self.rows
+            del rows[bisect.bisect_left(rows, (self.value[i], i))]
+            bisect.insort(rows, (value, i))
+        self.value[i] = value
+
+    def discard(self, i: int) -> None:
+        """Datastore *i* leaves the ranking (its value is still tracked)."""
+        if self.member[i]:
+            del self.rows[bisect.bisect_left(self.rows, (self.value[i], i))]
+            self.member[i] = False
+
+    def smallest(self, k: int) -> list[int]:
+        return [i for _, i in self.rows[:k]]
+
+    def largest(self, k: int) -> list[int]:
+        """The *k* largest, as a set would hold them (of equal values, the higher index first)."""
+        return [i for _, i in self.rows[max(len(self.rows) - k, 0) :]] if k > 0 else []
 
 
 def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
@@ -262,8 +273,13 @@ class BestMoveSearch(PodRound):
         self.movable = self._movable_pools()
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
-        self.runners_up: _RunnersUp | None = None
+        self.runners_up: list[_Row] | None = None
+        # Large pods under normalized_load: N of the datastores with movable units ranked incrementally
+        # (the sources with the highest N; see _sources_targets_n).
+        self.by_n_movable: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
+        if not self.throughput and d > _FULL_PAIRS:
+            self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -277,7 +293,7 @@ class BestMoveSearch(PodRound):
         self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
-        """Per-datastore rows the pair bounds gather from: N, N/P (refreshed per step), 1/P, 1/P²,
+        """Per-datastore rows the pair bounds gather from: N, 2N/P (refreshed per step), 1/P, 1/P²,
         smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
         the updates of a move keep the table current."""
         per: Array = np.empty((7, self.d), dtype=np.float64)
@@ -303,35 +319,43 @@ class BestMoveSearch(PodRound):
         return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
     def _load_units(self, units: Sequence[Unit]) -> None:
-        """This pod's units (movable or not), with their sums for both models."""
-        demands = self.demands
+        """This pod's units (movable or not), with their sums for both models.
+
+        A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
+        them), here as bincounts over every disk of the pod, which add in input order the same way."""
         position = self.position
         for unit in units:
             i = position.get(unit.datastore)
-            if i is None:
-                continue
-            disks = unit.disks
-            if len(disks) == 1:
-                demand = demands[disks[0]]
-                a, b, o = 0.0 + demand.a, 0.0 + demand.b, 0.0 + demand.oio  # as unit_sums adds them
-                reads = demand.line_oio
-                wa, wb = demand.wa, demand.wb
+            if i is not None:
+                self.units.append(unit)
+                self.src.append(i)
+        n = len(self.units)
+        # The units' fields as columns (one transposition instead of a pass per field).
+        columns = list(zip(*self.units, strict=True)) if n else [() for _ in Unit._fields]
+        self.unit_columns = dict(zip(Unit._fields, columns, strict=True))
+        self.unit_load = np.array(self.unit_columns["load"], dtype=np.float64)
+        counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
+        if n:
+            owner = np.repeat(np.arange(n, dtype=np.int64), counts)
+            disks = list(chain.from_iterable(self.unit_columns["disks"]))
+            if isinstance(self.demands, DiskDemands):
+                table = self.demands.columns(disks)
             else:
-                a, b, o = unit_sums(demands, disks)
-                reads = sum(demands[disk].line_oio for disk in disks)
-                wa, wb = unit_write_sums(demands, disks)
-            self.units.append(unit)
-            self.src.append(i)
-            self.ua.append(a)
-            self.ub.append(b)
-            self.uo.append(o)
-            self.ul.append(reads)
-            self.uwa.append(wa)
-            self.uwb.append(wb)
+                rows = [self.demands[disk] for disk in disks]
+                table = np.array([[getattr(r, f) for r in rows] for f in DiskDemands.FLOAT_FIELDS])
+            fields = DiskDemands.FLOAT_FIELDS
+
+            def summed(field: str) -> list[float]:
+                weights = table[fields.index(field)]
+                total: list[float] = np.bincount(owner, weights=weights, minlength=n).tolist()
+                return total
+
+            self.ua, self.ub, self.uo = summed("a"), summed("b"), summed("oio")
+            self.ul, self.uwa, self.uwb = summed("line_oio"), summed("wa"), summed("wb")
         # Sums per datastore in unit order (bincount adds in input order, as a loop of += would).
         d = self.d
         src = np.array(self.src, dtype=np.int64)
-        self.S = np.bincount(src, weights=[u.load for u in self.units], minlength=d).astype(np.float64)
+        self.S = np.bincount(src, weights=self.unit_load, minlength=d).astype(np.float64)
         p = self.pred
         p.A = np.bincount(src, weights=self.ua, minlength=d).tolist()
         p.B = np.bincount(src, weights=self.ub, minlength=d).tolist()
@@ -343,9 +367,7 @@ class BestMoveSearch(PodRound):
                     p.A[j] += e * extra_a[j]
                     p.B[j] += e * extra_b[j]
         p.O = np.bincount(src, weights=self.uo, minlength=d).tolist()
-        p.count = (
-            np.bincount(src, weights=[len(u.disks) for u in self.units], minlength=d).astype(int).tolist()
-        )
+        p.count = np.bincount(src, weights=counts, minlength=d).astype(int).tolist()
 
     def _line_oio(self) -> list[float]:
         """Per datastore, its disks' outstanding reads at the start (the device lines' axis)."""
@@ -366,25 +388,25 @@ class BestMoveSearch(PodRound):
     def _movable_pools(self) -> list[list[tuple[float, int, int]]]:
         """Movable units per datastore, sorted by the amount the objective moves (L, or OIO), then by
         the candidate order of §5 (rank), which also breaks ties between equally good moves."""
-        units = self.units
-        n = len(units)
-        load = np.array([u.load for u in units], dtype=np.float64)
+        n = len(self.units)
+        column = self.unit_columns
+        load = self.unit_load
         # Rank: the candidate order (Unit.preference, ties by unit index) as one stable lexsort.
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if self.params.candidate_order == ORDER_LOAD_PER_GB:
-                size = np.array([u.size_gb for u in units], dtype=np.float64)
+                size = np.array(column["size_gb"], dtype=np.float64)
                 density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
                 by_preference = np.lexsort((size, -density))
             else:
-                known = np.array([u.iops is not None for u in units], dtype=np.bool_)
-                iops = np.array([u.iops if u.iops is not None else 0.0 for u in units], dtype=np.float64)
+                known = np.array([v is not None for v in column["iops"]], dtype=np.bool_)
+                iops = np.array([0.0 if v is None else v for v in column["iops"]], dtype=np.float64)
                 ratio = np.where(known, np.where(load > 0, iops / np.where(load > 0, load, 1.0), np.inf), 0.0)
                 by_preference = np.lexsort((-load, ratio, np.where(known, 0.0, 1.0)))
         rank = np.empty(n, dtype=np.int64)
         rank[by_preference] = np.arange(n, dtype=np.int64)
         self.rank = rank.tolist()
         keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
-        movable = np.array([u.pinned is None for u in units], dtype=np.bool_)
+        movable = np.array([v is None for v in column["pinned"]], dtype=np.bool_)
         ids = np.flatnonzero(movable)
         src = np.array(self.src, dtype=np.int64)
         # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
@@ -644,7 +666,10 @@ class BestMoveSearch(PodRound):
             return [], []
         k = min(_SOURCES * self.width, count)
         # The highest N and score among datastores with movable units, negated for argpartition
-        # (−inf for the others, negated: +inf).
+        # (−inf for the others, negated: +inf). NB: the score is taken the same way round as the
+        # targets' (normalized_load: the lowest w, not the highest the module docstring names;
+        # throughput: the highest marginal IOPS). Kept as it is while plans must not change: see
+        # docs/benchmarks.md, "Where the target stands".
         low_n = np.where(has, -self.N, np.inf)
         low_s = np.where(has, score if low_is_target else -score, np.inf)
         # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
@@ -716,77 +741,146 @@ class BestMoveSearch(PodRound):
             return self._best_move_throughput()
         return self._best_move_n()
 
-    def _pair_bounds_n(self) -> tuple[Array, list[int], list[int], Array, Array] | None:
+    def _sources_targets_n(self, w: Array) -> tuple[list[int], list[int]]:
+        """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
+        half the partitions of every datastore: the highest N among datastores with movable units read
+        from an incremental ranking, and one partition of *w* for both sides (the lowest w among
+        datastores with movable units lie among the lowest w of all)."""
+        if self.by_n_movable is None or _SOURCES * self.width >= self.d:
+            return self._sources_targets(w, low_is_target=True)
+        count = len(self.by_n_movable.rows)
+        if count == 0:
+            return [], []
+        k = min(_SOURCES * self.width, count)
+        j = min(_TARGETS * self.width, self.d - 1)
+        low_w = np.argpartition(w, j)[: j + 1]
+        candidates = low_w.tolist()
+        member = self.by_n_movable.member
+        movable = sorted(
+            (value, i) for value, i in zip(w[low_w].tolist(), candidates, strict=True) if member[i]
+        )
+        if len(movable) >= k:
+            sources_w = [i for _, i in movable[:k]]
+        else:
+            has = self.key_max > -np.inf
+            sources_w = np.argpartition(np.where(has, w, np.inf), k - 1)[:k].tolist()
+        sources = sorted({*self.by_n_movable.largest(k), *sources_w})
+        targets = sorted({*np.argpartition(self.N, j)[: j + 1].tolist(), *candidates})
+        return sources, targets
+
+    def _pair_bounds_n(self) -> tuple[Array, _Pairs] | None:
         """Per (source, target): the lowest f any amount between its smallest and largest unit could
         reach (a lower bound for every unit), and the amount reaching it."""
         total, squares = self.total, self.squares
         w = (self.N * total - squares) / self.P
-        sources, targets = self._sources_targets(w, low_is_target=True)
+        sources, targets = self._sources_targets_n(w)
         if not sources:
             return None
         # Per-datastore terms gathered once per side (each element as the pairwise formulas of the
-        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x).
+        # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x;
+        # doubling is exact, so 2(a − b) = 2a − 2b and 2βT = β(2T) to the bit).
         per = self._per
         np.divide(self.N, self.P, out=per[1])
+        per[1] *= 2.0
         xs, ys = np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64)
         nx, qx, ix, i2x, lmin, lmax = per[:6, xs][:, :, None]
         ny, qy, iy, i2y, py = per[_TARGET_ROWS, ys][:, None, :]
-        alpha = 2.0 * (qy - qx)
+        alpha = qy - qx
         beta = i2x + i2y
         gamma = iy - ix
         high = np.minimum(lmax, (nx - ny) * py)
         valid = high >= lmin
         valid[xs[:, None] == ys[None, :]] = False
-        den = 2.0 * beta * total - alpha * gamma
+        den = beta * (2.0 * total) - alpha * gamma
         # f² + 1 over d at the stationary point and both ends, in one array (amount[0] the point).
         amount = np.empty((3, *den.shape), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            star = np.where(np.abs(den) > 1e-300, (2.0 * gamma * squares - alpha * total) / den, lmin)
+            star = np.where(np.abs(den) > 1e-300, (gamma * (2.0 * squares) - alpha * total) / den, lmin)
             top = np.maximum(high, lmin)
             np.minimum(np.maximum(star, lmin, out=star), top, out=amount[0])  # clip to [lmin, top]
             amount[1], amount[2] = lmin, top
-            t = total + gamma * amount
-            h = (squares + alpha * amount + beta * amount * amount) / (t * t)
-            best = np.minimum(np.minimum(h[0], h[1]), h[2])
-            bound = np.sqrt(np.maximum(self.d * best - 1.0, 0.0))
-        gain = np.where(valid & np.isfinite(bound), self.f - bound, -np.inf)
-        return gain, sources, targets, amount[0], high
+            t = gamma * amount
+            t += total
+            t *= t
+            h = alpha * amount
+            h += squares
+            square = beta * amount
+            square *= amount
+            h += square
+            h /= t
+            best = np.minimum(h[0], h[1])
+            np.minimum(best, h[2], out=best)
+            best *= self.d
+            best -= 1.0
+            np.maximum(best, 0.0, out=best)
+            bound = np.sqrt(best, out=best)
+            valid &= np.isfinite(bound)
+            gain = np.subtract(self.f, bound, out=bound)
+        gain[~valid] = -np.inf
+        return gain, (sources, targets, amount[0], high)
+
+    @staticmethod
+    def _rows(flat: Array, order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
+        """The pairs at *order* of the flat bound array, as rows (bound, x, y, ideal amount, highest key)."""
+        sources, targets, star, high = pairs
+        width = len(targets)
+        return list(
+            zip(
+                flat[order].tolist(),
+                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
+                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
+                star.ravel()[order].tolist(),
+                high.ravel()[order].tolist(),
+                strict=True,
+            )
+        )
 
     def _best_move_n(self) -> _Choice | None:
         bounds = self._pair_bounds_n()
         if bounds is None:
             return None
-        gain, sources, targets, star, high = bounds
+        gain, pairs = bounds
         flat = gain.ravel()
         positive = int(np.count_nonzero(flat > _EPSILON))
         if positive == 0:
             return None
         best: _Choice | None = None
-        width = len(targets)
+        rows: list[_Row] = []  # the pairs in bound order, as far as sorted
         taken = 0
+        # The first chunk: as many pairs as the step's runners-up may take (the visit seldom goes
+        # past the first two pairs); the order does not depend on the chunks.
+        chunk = 4 * self.batch_size or _PAIRS_AT_ONCE
         while taken < positive:
-            count = min(_PAIRS_AT_ONCE, positive - taken)
-            order = _top(flat, taken + count)[taken:]
-            for k in order.tolist():
-                bound = float(flat[k])
+            count = min(chunk, positive - taken)
+            chunk = _PAIRS_AT_ONCE
+            rows[taken:] = self._rows(flat, _top(flat, taken + count)[taken:], pairs)
+            for bound, x, y, ideal, high_key in rows[taken:]:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
                     if self.batch_size and best is not None:
-                        keep = min(
-                            int(np.count_nonzero(flat > _BATCH_RATIO * best.gain)), 4 * self.batch_size
-                        )
-                        rest = _top(flat, keep)
-                        self.runners_up = _RunnersUp(
-                            flat, rest, sources=sources, targets=targets, star=star, high=high
-                        )
+                        self.runners_up = self._runners_up(flat, rows, best.gain, pairs)
                     return best
-                i, j = divmod(k, width)
-                x, y = sources[i], targets[j]
-                for uid in self._neighbours(x, y, float(star[i, j]), float(high[i, j]), 1):
+                for uid in self._neighbours(x, y, ideal, high_key, 1):
                     g = self._n_gain(x, y, self.units[uid].load)
                     if g is not None and g > _EPSILON and self._better(g, uid, best):
                         best = _Choice(g, uid, x, y)
             taken += count
         return best
+
+    def _runners_up(self, flat: Array, rows: list[_Row], best_gain: float, pairs: _Pairs) -> list[_Row]:
+        """The pairs whose bound beats ``_BATCH_RATIO`` of the step's best gain, at most
+        4 × batch_size, in bound order: a prefix of the rows already sorted when they reach past it
+        (every pair not among them is bounded by the last of them)."""
+        floor = _BATCH_RATIO * best_gain
+        limit = 4 * self.batch_size
+        above = 0
+        for row in rows:
+            if not row[0] > floor:
+                break
+            above += 1
+        if above < len(rows) or above >= limit:
+            return rows[: min(above, limit)]
+        keep = min(int(np.count_nonzero(flat > floor)), limit)
+        return self._rows(flat, _top(flat, keep), pairs)
 
     def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
         """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
@@ -943,6 +1037,8 @@ class BestMoveSearch(PodRound):
         pool = self.movable[x]
         self.key_min[x] = pool[0][0] if pool else np.inf
         self.key_max[x] = pool[-1][0] if pool else -np.inf
+        if not pool and self.by_n_movable is not None:
+            self.by_n_movable.discard(x)
 
     def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
         u, x, v, y = choice.unit, choice.x, choice.other, choice.y
@@ -964,13 +1060,16 @@ class BestMoveSearch(PodRound):
         unit = self.units[uid]
         p = self.pred
         nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
-        lat_x0, lat_y0 = p.latency(x), p.latency(y)
-        iops_x0, iops_y0 = p.iops(x), p.iops(y)
+        lat_x0, iops_x0 = p.latency_iops(x)
+        lat_y0, iops_y0 = p.latency_iops(y)
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
         self.S[x] -= unit.load
         self.S[y] += unit.load
         self.N[x] = self.S[x] / self.P[x]
         self.N[y] = self.S[y] / self.P[y]
+        if self.by_n_movable is not None:
+            self.by_n_movable.update(x, float(self.N[x]))
+            self.by_n_movable.update(y, float(self.N[y]))
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
@@ -979,8 +1078,8 @@ class BestMoveSearch(PodRound):
         p.add(y, a, b, o, disks, wa=wa, wb=wb)
         self.line[x] -= self.ul[uid]
         self.line[y] += self.ul[uid]
-        lat_x1, lat_y1 = p.latency(x), p.latency(y)
-        iops_x1, iops_y1 = p.iops(x), p.iops(y)
+        lat_x1, iops_x1 = p.latency_iops(x)
+        lat_y1, iops_y1 = p.latency_iops(y)
         self.iops_now += (iops_x1 + iops_y1) - (iops_x0 + iops_y0)
         self.cap[y] = min(self.cap[y], self.unit_cap[uid])
         self.state.apply(unit, self.names[x], self.names[y])
@@ -995,15 +1094,12 @@ class BestMoveSearch(PodRound):
                 self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
             ),
         )
+        oio = [self.demands[d].oio for d in unit.disks]
         disk_effects = tuple(
-            DiskEffect(
-                d,
-                lat_x0,
-                lat_y1,
-                1000.0 * self.demands[d].oio / lat_x0,
-                1000.0 * self.demands[d].oio / lat_y1,
-            )
-            for d in unit.disks
+            [
+                DiskEffect(d, lat_x0, lat_y1, 1000.0 * o / lat_x0, 1000.0 * o / lat_y1)
+                for d, o in zip(unit.disks, oio, strict=True)
+            ]
         )
         pod_lat1 = self._weighted_latency(self.iops_now)
         return Move(
@@ -1011,8 +1107,8 @@ class BestMoveSearch(PodRound):
             pod=self.name,
             vm=unit.vm,
             disks=unit.disks,
-            disk_sizes_gb=tuple(self.disk_sizes[d] for d in unit.disks),
-            disk_loads=tuple(self.models.disks[d].load for d in unit.disks),
+            disk_sizes_gb=tuple([self.disk_sizes[d] for d in unit.disks]),
+            disk_loads=tuple([self.models.disks[d].load for d in unit.disks]),
             source=self.names[x],
             target=self.names[y],
             size_gb=unit.size_gb,
