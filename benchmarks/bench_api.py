@@ -40,6 +40,7 @@ import os
 import pstats
 import random
 import socket
+import sqlite3
 import ssl
 import statistics
 import subprocess
@@ -284,6 +285,7 @@ class Load:
         lock = threading.Lock()
         cursor = iter(schedule)
         t0 = time.perf_counter() + 0.5
+        wall0 = time.time() + 0.5
 
         def worker() -> None:
             while True:
@@ -310,7 +312,13 @@ class Load:
             t.join()
         elapsed = time.perf_counter() - t0
         cpu = _process_cpu_s(server_pid) - cpu0 if server_pid is not None else None
-        return {"rate": rate, "achieved": len(results) / elapsed, "results": results, "server_cpu_s": cpu}
+        return {
+            "rate": rate,
+            "achieved": len(results) / elapsed,
+            "results": results,
+            "server_cpu_s": cpu,
+            "wall": (wall0, wall0 + elapsed),
+        }
 
 
 def _process_cpu_s(pid: int | None) -> float:
@@ -385,7 +393,7 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else float("nan")
 
 
-def report(run: dict[str, Any]) -> None:
+def report(run: dict[str, Any], db: Path | None = None) -> None:
     """One rate's figures (with the machine's 1-minute load average at its end: it is shared)."""
     results = run["results"]
     errors = [r for r in results if not 200 <= r[2] < 300]
@@ -412,6 +420,29 @@ def report(run: dict[str, Any]) -> None:
     if errors:
         print(f"  error statuses: {sorted({r[2] for r in errors})}")
     print(f"  the slowest 1 % were scheduled at (s into the run): {_stalls(results)}")
+    if db is not None and "wall" in run:
+        print(f"  job runs of basil serve meanwhile (s into the run): {_job_runs(db, *run['wall'])}")
+
+
+def _job_runs(db: Path, start: float, end: float) -> str:
+    """The scheduler's runs (``job_runs``) that overlapped [start, end] (epoch seconds), as seconds into the
+    run, to match with the slowest 1 %."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            "SELECT job_id, started_at, finished_at FROM job_runs ORDER BY started_at"
+        ).fetchall()
+    out = []
+    for job, started, finished in rows:
+        a = _epoch(started)
+        b = _epoch(finished) if finished else end
+        if b >= start and a <= end:
+            out.append(f"{job} {a - start:.1f}-{b - start:.1f}")
+    return ", ".join(out) or "-"
+
+
+def _epoch(stamp: str) -> float:
+    ts = datetime.fromisoformat(stamp)
+    return (ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)).timestamp()
 
 
 def _stalls(results: list[tuple[str, float, int, float]]) -> str:
@@ -516,9 +547,11 @@ def main() -> int:
                 f"load average {os.getloadavg()[0]:.2f}"
             )
             for i, rate in enumerate(float(r) for r in args.rates.split(",") if r):
-                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid))
+                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid), work / "basil.db")
             if args.idle or args.slow:
-                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args, serve.pid)
+                slow_client_run(
+                    load, base, str(work / "tls" / "basil.crt"), args, serve.pid, db=work / "basil.db"
+                )
         finally:
             serve.terminate()
             serve.wait(timeout=120)
@@ -571,7 +604,9 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int, profile:
         print(f"  {label:<36} {len(cpu[label]):>5} {statistics.fmean(cpu[label]):>8.1f}")
 
 
-def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int) -> None:
+def slow_client_run(
+    load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int, *, db: Path
+) -> None:
     """The normal mix at --slow-rate while idle and slow clients hold connections."""
     with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
         print(
@@ -579,7 +614,7 @@ def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace, 
             f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
             "attached; the normal clients' latency:"
         )
-        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid))
+        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid), db)
     print(
         f"  connections opened by the idle clients: {hostile.connections['idle']}, by the slow clients: "
         f"{hostile.connections['slow']} (a new one after each server deadline)"
