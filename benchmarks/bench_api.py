@@ -15,7 +15,8 @@ The mix: 95 % GETs over pods, pod history, datastores (summary, load, model poin
 models, plans (the list and one plan), audit, jobs, health and pools; 5 % writes (placement
 queries, and plans created and cancelled). Prints, per rate, the achieved rate, errors, p50/p99
 overall and per endpoint, the serving process's CPU time per request and share of a core, the load
-average, and when the slowest 1 % were due (a stall of the whole service shows as one span).
+average, and when the slowest 1 % were due (a stall of the whole service shows as one span) next to
+the scheduler's job runs in ``basil serve`` meanwhile (from its store's ``job_runs``).
 
 Then the slow-client run: ``--idle`` clients hold TCP connections that never start TLS (each opens a
 new one when the server closes it) and ``--slow`` clients send a request head one byte every
