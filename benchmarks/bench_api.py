@@ -21,7 +21,8 @@ the scheduler's job runs in ``basil serve`` meanwhile (from its store's ``job_ru
 Then the slow-client run: ``--idle`` clients hold TCP connections that never start TLS (each opens a
 new one when the server closes it) and ``--slow`` clients send a request head one byte every
 ``--dribble-s`` over TLS (again when answered 408), while the same mix runs at ``--slow-rate``; its
-p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
+p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it). They start together, so their
+deadlines and reconnections come together; ``--hostile-spread-s`` starts them evenly over that long.
 
 ``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
 inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
@@ -29,7 +30,8 @@ the ``--app-cost`` part (no ``basil serve``).
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
-        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--serve-speed 1] [--app-cost 300]
+        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--hostile-spread-s 0]
+        [--serve-speed 1] [--app-cost 300]
         [--profile FILE] [--app-only]
 """
 
@@ -333,8 +335,11 @@ def _process_cpu_s(pid: int | None) -> float:
 class Hostile:
     """Idle and slow clients attached to the server for the length of a run, each in its own thread."""
 
-    def __init__(self, base: str, cert: str, idle: int, slow: int, dribble_s: float) -> None:
+    def __init__(
+        self, base: str, cert: str, idle: int, slow: int, dribble_s: float, *, spread_s: float = 0.0
+    ) -> None:
         host, port = base.split("://", 1)[1].rsplit(":", 1)
+        self.spread_s = spread_s
         self.address = (host, int(port))
         self.context = ssl.create_default_context(cafile=cert)
         self.dribble_s = dribble_s
@@ -345,7 +350,9 @@ class Hostile:
         self.threads += [threading.Thread(target=self.slow_client, daemon=True) for _ in range(slow)]
 
     def __enter__(self) -> Hostile:
-        for t in self.threads:
+        for i, t in enumerate(self.threads):
+            if i and self.spread_s:  # starts spread evenly, so that their deadlines and reconnections are too
+                time.sleep(self.spread_s / len(self.threads))
             t.start()
         time.sleep(2)  # all attached before the normal clients start
         return self
@@ -474,6 +481,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--slow", type=int, default=20)
     parser.add_argument("--slow-rate", type=float, default=100.0)
     parser.add_argument("--dribble-s", type=float, default=1.0)
+    parser.add_argument(
+        "--hostile-spread-s", type=float, default=0.0, help="start the idle and slow clients over this long"
+    )
     parser.add_argument("--serve-speed", type=float, default=1.0, help="the lab's speed while serving")
     parser.add_argument("--app-cost", type=int, default=300, help="requests timed without HTTP (0: none)")
     parser.add_argument(
@@ -609,7 +619,7 @@ def slow_client_run(
     load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int, *, db: Path
 ) -> None:
     """The normal mix at --slow-rate while idle and slow clients hold connections."""
-    with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
+    with Hostile(base, cert, args.idle, args.slow, args.dribble_s, spread_s=args.hostile_spread_s) as hostile:
         print(
             f"\nslow-client run: {args.idle} idle TCP connections (no TLS handshake) and "
             f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
