@@ -23,8 +23,8 @@ docs/frontend.md). Other periods drift against each other, and two jobs may then
 A run asked for through the API (:meth:`~basil.app.service.Service.trigger_job`) is a one-off job of
 the same scheduler, in a job store kept in memory (it is not worth resuming after a restart), that
 runs at once on the scheduler's own threads with the id of the run already recorded, by the service
-that recorded it (:func:`request_run`). A scheduled run
-that fires while a run of the same job is running or asked for is skipped: the two are coalesced.
+that recorded it (:func:`request_run`). A scheduled run that fires while a run of the same job is
+running or asked for is skipped: the two are coalesced.
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def request_run(scheduler: BackgroundScheduler, host: JobHost, job_id: str, run_
 
 
 #: The interval jobs other than ``collect``, in the order of their start offsets within ``collect``'s period
-#: (the frequent, light ``srp`` first; the heavier ``model`` and ``maintenance`` farthest from ``collect``).
+#: (the frequent, light ``srp`` first; ``maintenance``, every minute and heavier, in the middle: farthest from
+#: the collections on both sides).
 PHASE_ORDER = ("srp", "model", "maintenance", "inventory", "recommend")
 
 

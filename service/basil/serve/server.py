@@ -174,8 +174,11 @@ class BasilServer:
         CPython's full collections hold the interpreter while they walk every tracked object: with the
         modules, pyVmomi's types, the inventories and the store's metadata (about 200,000 objects in
         ``bench_api.py``'s service) each took 100-350 ms beside the API, about every 20 s (after each
-        collection's allocations), a stall of every request at once. The start's objects live as long
-        as the process, so they need never be walked again; frozen, a full collection takes 15-40 ms.
+        collection's allocations), a stall of every request at once. Most of the start's objects live as
+        long as the process, so they need never be walked again; frozen, a full collection took 8-67 ms
+        (mostly 10-30 ms) in the same bench (docs/frontend.md). The cost: a frozen object that later ends
+        in a reference cycle is never freed (reference counting still frees the others), at most what was
+        alive at the start, such as the first copy of an inventory.
         """
         service.wait_connected(HEAP_FREEZE_WAIT_S)
         gc.collect()
