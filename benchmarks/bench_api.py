@@ -15,12 +15,14 @@ The mix: 95 % GETs over pods, pod history, datastores (summary, load, model poin
 models, plans (the list and one plan), audit, jobs, health and pools; 5 % writes (placement
 queries, and plans created and cancelled). Prints, per rate, the achieved rate, errors, p50/p99
 overall and per endpoint, the serving process's CPU time per request and share of a core, the load
-average, and when the slowest 1 % were due (a stall of the whole service shows as one span).
+average, and when the slowest 1 % were due (a stall of the whole service shows as one span) next to
+the scheduler's job runs in ``basil serve`` meanwhile (from its store's ``job_runs``).
 
 Then the slow-client run: ``--idle`` clients hold TCP connections that never start TLS (each opens a
 new one when the server closes it) and ``--slow`` clients send a request head one byte every
 ``--dribble-s`` over TLS (again when answered 408), while the same mix runs at ``--slow-rate``; its
-p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it).
+p50/p99 are the normal clients' (``--idle 0 --slow 0`` skips it). They start together, so their
+deadlines and reconnections come together; ``--hostile-spread-s`` starts them evenly over that long.
 
 ``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
 inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
@@ -28,7 +30,8 @@ the ``--app-cost`` part (no ``basil serve``).
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
-        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--serve-speed 1] [--app-cost 300]
+        [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--hostile-spread-s 0]
+        [--serve-speed 1] [--app-cost 300]
         [--profile FILE] [--app-only]
 """
 
@@ -40,6 +43,7 @@ import os
 import pstats
 import random
 import socket
+import sqlite3
 import ssl
 import statistics
 import subprocess
@@ -284,6 +288,7 @@ class Load:
         lock = threading.Lock()
         cursor = iter(schedule)
         t0 = time.perf_counter() + 0.5
+        wall0 = time.time() + 0.5
 
         def worker() -> None:
             while True:
@@ -310,7 +315,13 @@ class Load:
             t.join()
         elapsed = time.perf_counter() - t0
         cpu = _process_cpu_s(server_pid) - cpu0 if server_pid is not None else None
-        return {"rate": rate, "achieved": len(results) / elapsed, "results": results, "server_cpu_s": cpu}
+        return {
+            "rate": rate,
+            "achieved": len(results) / elapsed,
+            "results": results,
+            "server_cpu_s": cpu,
+            "wall": (wall0, wall0 + elapsed),
+        }
 
 
 def _process_cpu_s(pid: int | None) -> float:
@@ -324,8 +335,11 @@ def _process_cpu_s(pid: int | None) -> float:
 class Hostile:
     """Idle and slow clients attached to the server for the length of a run, each in its own thread."""
 
-    def __init__(self, base: str, cert: str, idle: int, slow: int, dribble_s: float) -> None:
+    def __init__(
+        self, base: str, cert: str, idle: int, slow: int, dribble_s: float, *, spread_s: float = 0.0
+    ) -> None:
         host, port = base.split("://", 1)[1].rsplit(":", 1)
+        self.spread_s = spread_s
         self.address = (host, int(port))
         self.context = ssl.create_default_context(cafile=cert)
         self.dribble_s = dribble_s
@@ -336,7 +350,9 @@ class Hostile:
         self.threads += [threading.Thread(target=self.slow_client, daemon=True) for _ in range(slow)]
 
     def __enter__(self) -> Hostile:
-        for t in self.threads:
+        for i, t in enumerate(self.threads):
+            if i and self.spread_s:  # starts spread evenly, so that their deadlines and reconnections are too
+                time.sleep(self.spread_s / len(self.threads))
             t.start()
         time.sleep(2)  # all attached before the normal clients start
         return self
@@ -385,7 +401,7 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else float("nan")
 
 
-def report(run: dict[str, Any]) -> None:
+def report(run: dict[str, Any], db: Path | None = None) -> None:
     """One rate's figures (with the machine's 1-minute load average at its end: it is shared)."""
     results = run["results"]
     errors = [r for r in results if not 200 <= r[2] < 300]
@@ -412,6 +428,29 @@ def report(run: dict[str, Any]) -> None:
     if errors:
         print(f"  error statuses: {sorted({r[2] for r in errors})}")
     print(f"  the slowest 1 % were scheduled at (s into the run): {_stalls(results)}")
+    if db is not None and "wall" in run:
+        print(f"  job runs of basil serve meanwhile (s into the run): {_job_runs(db, *run['wall'])}")
+
+
+def _job_runs(db: Path, start: float, end: float) -> str:
+    """The scheduler's runs (``job_runs``) that overlapped [start, end] (epoch seconds), as seconds into the
+    run, to match with the slowest 1 %."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            "SELECT job_id, started_at, finished_at FROM job_runs ORDER BY started_at"
+        ).fetchall()
+    out = []
+    for job, started, finished in rows:
+        a = _epoch(started)
+        b = _epoch(finished) if finished else end
+        if b >= start and a <= end:
+            out.append(f"{job} {a - start:.1f}-{b - start:.1f}")
+    return ", ".join(out) or "-"
+
+
+def _epoch(stamp: str) -> float:
+    ts = datetime.fromisoformat(stamp)
+    return (ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)).timestamp()
 
 
 def _stalls(results: list[tuple[str, float, int, float]]) -> str:
@@ -442,6 +481,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--slow", type=int, default=20)
     parser.add_argument("--slow-rate", type=float, default=100.0)
     parser.add_argument("--dribble-s", type=float, default=1.0)
+    parser.add_argument(
+        "--hostile-spread-s", type=float, default=0.0, help="start the idle and slow clients over this long"
+    )
     parser.add_argument("--serve-speed", type=float, default=1.0, help="the lab's speed while serving")
     parser.add_argument("--app-cost", type=int, default=300, help="requests timed without HTTP (0: none)")
     parser.add_argument(
@@ -516,9 +558,11 @@ def main() -> int:
                 f"load average {os.getloadavg()[0]:.2f}"
             )
             for i, rate in enumerate(float(r) for r in args.rates.split(",") if r):
-                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid))
+                report(load.run(rate, args.seconds, seed=i + 1, server_pid=serve.pid), work / "basil.db")
             if args.idle or args.slow:
-                slow_client_run(load, base, str(work / "tls" / "basil.crt"), args, serve.pid)
+                slow_client_run(
+                    load, base, str(work / "tls" / "basil.crt"), args, serve.pid, db=work / "basil.db"
+                )
         finally:
             serve.terminate()
             serve.wait(timeout=120)
@@ -571,15 +615,17 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int, profile:
         print(f"  {label:<36} {len(cpu[label]):>5} {statistics.fmean(cpu[label]):>8.1f}")
 
 
-def slow_client_run(load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int) -> None:
+def slow_client_run(
+    load: Load, base: str, cert: str, args: argparse.Namespace, server_pid: int, *, db: Path
+) -> None:
     """The normal mix at --slow-rate while idle and slow clients hold connections."""
-    with Hostile(base, cert, args.idle, args.slow, args.dribble_s) as hostile:
+    with Hostile(base, cert, args.idle, args.slow, args.dribble_s, spread_s=args.hostile_spread_s) as hostile:
         print(
             f"\nslow-client run: {args.idle} idle TCP connections (no TLS handshake) and "
             f"{args.slow} TLS clients sending their head a byte every {args.dribble_s:g} s "
             "attached; the normal clients' latency:"
         )
-        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid))
+        report(load.run(args.slow_rate, args.seconds, seed=99, server_pid=server_pid), db)
     print(
         f"  connections opened by the idle clients: {hostile.connections['idle']}, by the slow clients: "
         f"{hostile.connections['slow']} (a new one after each server deadline)"

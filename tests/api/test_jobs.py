@@ -11,10 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from basil.app import Actor, Service
 from basil.app import jobs as job_registry
 from basil.errors import ConflictError
+from basil.store.models import JobRunRow
 
 from .conftest import ApiEnv, lab_config
 
@@ -151,3 +154,46 @@ def test_the_jobs_list_shows_each_new_last_run(api_env: ApiEnv) -> None:
         assert after["inventory"]["last_run"] != before["inventory"]["last_run"]
         assert after["inventory"]["last_run"]["started"] == run["started"]
         assert after["inventory"]["last_run"]["outcome"] == run["outcome"]
+
+
+def test_a_run_asked_for_is_run_by_its_own_service_while_another_starts_and_stops(
+    api_env: ApiEnv, tmp_path: Path
+) -> None:
+    """A second service in the same process (as tests make them) once took over the module's job host: a run
+    asked for of the first was then handed to the second, or, once the second stopped, dropped (it stayed
+    ``running`` for ever). A run asked for belongs to the service that recorded it."""
+    other = Service.from_config(lab_config(api_env.lab, tmp_path / "other.db"))
+    other.start(periodic=False)
+    try:
+        resp = api_env.post("/api/v1/jobs/inventory/run", role="admin")
+        assert resp.status_code == 202, resp.get_data(as_text=True)
+        assert api_env.wait_for_run(resp.headers["Location"], timeout_s=60)["outcome"] == "succeeded"
+    finally:
+        other.shutdown()
+    resp = api_env.post("/api/v1/jobs/inventory/run", role="admin")
+    assert resp.status_code == 202, resp.get_data(as_text=True)
+    assert api_env.wait_for_run(resp.headers["Location"], timeout_s=60)["outcome"] == "succeeded"
+
+
+def test_a_job_no_longer_counts_as_running_once_its_run_is_recorded_finished(api_env: ApiEnv) -> None:
+    """The job stops counting as running before its run is recorded finished, so a client that sees the run
+    finished and asks again is never answered 409 (it once could be, in the moment between the two)."""
+    service = api_env.service
+    seen: list[str] = []
+
+    def on_flush(session: Session, _context: object) -> None:
+        for row in session.dirty:
+            if isinstance(row, JobRunRow) and row.job_id == "inventory" and row.outcome != "running":
+                with service._lock:
+                    seen.append(service._busy("inventory"))
+
+    event.listen(Session, "after_flush", on_flush)
+    try:
+        run = service.run_job("inventory")
+    finally:
+        event.remove(Session, "after_flush", on_flush)
+    assert run["outcome"] == "succeeded", run
+    assert seen == [""]
+    resp = api_env.post("/api/v1/jobs/inventory/run", role="admin")
+    assert resp.status_code == 202, resp.get_data(as_text=True)
+    api_env.wait_for_run(resp.headers["Location"], timeout_s=60)

@@ -248,3 +248,19 @@ def test_queries_overlap_on_the_network_but_one_thread_parses_at_a_time(
     assert len(report.disk_samples) == sum(len(v.disks) for v in paused.vms.values() if v.powered_on)
     assert network.most > 1, "the queries no longer overlap on the network"
     assert python_work.most == 1, "several collection threads did Python work at once"
+
+
+def test_the_counter_list_is_read_once_per_vcenter_build(lab_vc: LabVC) -> None:
+    """A new connection to the same vCenter (a re-connect of ``basil serve``) does not read the counter list
+    again: parsing it through pyVmomi is most of a second in a busy serving process."""
+    perf._counter_lists.clear()
+    with VCenterConnection(lab_vc.connection_params()) as first:
+        before = first.requests_made
+        ids = PerfCollector(first).counter_ids()
+        assert first.requests_made > before  # read from vCenter
+    assert {"virtualDisk.numberReadAveraged.average", "datastore.totalReadLatency.average"} <= set(ids)
+    with VCenterConnection(lab_vc.connection_params()) as second:
+        before = second.requests_made
+        assert PerfCollector(second).counter_ids() == ids
+        assert second.requests_made == before  # known for this vCenter's instance, version and build
+    assert len(perf._counter_lists) == 1

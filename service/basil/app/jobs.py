@@ -10,10 +10,21 @@ scheduler only holds a picklable reference to :func:`run` and the job's id.
 APScheduler 3 cannot share a job store between processes: only the process that serves the API
 runs a scheduler (``basil serve``), never a second one beside it.
 
+**Start offsets.** The interval jobs do not start together: ``collect`` starts at its period's start and
+every other interval job at its own offset within ``collect``'s period, the offsets spread evenly over
+that period in the order of :data:`PHASE_ORDER` (by default, every 20 s: ``collect`` at 0 s, ``srp``
+3.3 s, ``model`` 6.7 s, ``maintenance`` 10 s, ``inventory`` 13.3 s, ``recommend`` 16.7 s later). All
+offsets count from one moment, taken when the schedules are registered. When every period is a
+multiple of ``collect``'s (the defaults), no two of these jobs ever start closer together than that
+step (3.3 s by default): in the serving process each job's Python work competes with the API's request
+threads for the interpreter, and jobs that start together add their stalls up (:func:`start_offsets`,
+docs/frontend.md). Other periods drift against each other, and two jobs may then meet now and then.
+
 A run asked for through the API (:meth:`~basil.app.service.Service.trigger_job`) is a one-off job of
 the same scheduler, in a job store kept in memory (it is not worth resuming after a restart), that
-runs at once on the scheduler's own threads with the id of the run already recorded. A scheduled run
-that fires while a run of the same job is running or asked for is skipped: the two are coalesced.
+runs at once on the scheduler's own threads with the id of the run already recorded, by the service
+that recorded it (:func:`request_run`). A scheduled run that fires while a run of the same job is
+running or asked for is skipped: the two are coalesced.
 """
 
 from __future__ import annotations
@@ -85,9 +96,17 @@ _host: JobHost | None = None
 
 
 def set_host(host: JobHost | None) -> None:
-    """The service whose jobs this process's scheduler runs (one per process)."""
+    """The service whose scheduled jobs this process's scheduler runs (one per process)."""
     global _host  # noqa: PLW0603 - APScheduler stores a module-level reference, so the target must be one
     _host = host
+
+
+def clear_host(host: JobHost) -> None:
+    """*host* stops: it no longer runs the scheduled jobs (another service that became the host meanwhile,
+    as in a test, stays it)."""
+    global _host  # noqa: PLW0603 - see set_host
+    if _host is host:
+        _host = None
 
 
 def run(job_id: str) -> None:
@@ -102,19 +121,15 @@ def run(job_id: str) -> None:
         log.info("scheduled run of job %s skipped: %s", job_id, err.message)
 
 
-def run_requested(job_id: str, run_id: int) -> None:
-    """The callable of a run asked for: runs the job under the run already recorded as *run_id*."""
-    host = _host
-    if host is None:
-        log.warning("run %d of job %s was asked for with no service in this process; ignored", run_id, job_id)
-        return
-    host.run_job(job_id, run_id)
+def request_run(scheduler: BackgroundScheduler, host: JobHost, job_id: str, run_id: int) -> None:
+    """Have *scheduler* run *job_id* of *host* now, on its own threads, as run *run_id*.
 
-
-def request_run(scheduler: BackgroundScheduler, job_id: str, run_id: int) -> None:
-    """Have *scheduler* run *job_id* now, on its own threads, as run *run_id*."""
+    The run is bound to the service that recorded it, not to the process's host of the schedules (its job
+    store is in memory, so nothing is pickled): a run asked for of one service is never handed to another,
+    nor dropped while another service of the same process (a test's) stops.
+    """
     scheduler.add_job(
-        run_requested,
+        host.run_job,
         trigger=DateTrigger(run_date=datetime.now(UTC)),
         args=[job_id, run_id],
         id=f"{job_id}@run-{run_id}",
@@ -124,18 +139,52 @@ def request_run(scheduler: BackgroundScheduler, job_id: str, run_id: int) -> Non
     )
 
 
-def triggers(config: BasilConfig) -> dict[str, Any]:
-    """The trigger of every job the configuration turns on, by job id."""
+#: The interval jobs other than ``collect``, in the order of their start offsets within ``collect``'s period
+#: (the frequent, light ``srp`` first; ``maintenance``, every minute and heavier, in the middle: farthest from
+#: the collections on both sides).
+PHASE_ORDER = ("srp", "model", "maintenance", "inventory", "recommend")
+
+
+def periods(config: BasilConfig) -> dict[str, int]:
+    """The period in seconds of every interval job the configuration turns on, by job id."""
     s = config.schedules
-    found: dict[str, Any] = {
-        "collect": IntervalTrigger(seconds=s.collect_s),
-        "inventory": IntervalTrigger(seconds=s.inventory_s),
-        "model": IntervalTrigger(seconds=s.model_s),
-        "recommend": IntervalTrigger(seconds=s.recommend_s),
-        "maintenance": IntervalTrigger(seconds=s.maintenance_s),
+    found = {
+        "collect": s.collect_s,
+        "inventory": s.inventory_s,
+        "model": s.model_s,
+        "recommend": s.recommend_s,
+        "maintenance": s.maintenance_s,
     }
     if config.srp.enabled:
-        found["srp"] = IntervalTrigger(seconds=s.srp_s)
+        found["srp"] = s.srp_s
+    return found
+
+
+def start_offsets(config: BasilConfig) -> dict[str, float]:
+    """Each interval job's start offset in seconds, counted from the moment the schedules are registered
+    plus the job's own period (the module's rule: ``collect`` at 0, the other interval jobs spread evenly
+    over ``collect``'s period in :data:`PHASE_ORDER`; an offset beyond a job's own period wraps)."""
+    every = periods(config)
+    others = [job_id for job_id in PHASE_ORDER if job_id in every]
+    step = every["collect"] / (len(others) + 1)
+    offsets = {"collect": 0.0}
+    for i, job_id in enumerate(others, start=1):
+        offsets[job_id] = round((i * step) % every[job_id], 3)
+    return offsets
+
+
+def triggers(config: BasilConfig, anchor: datetime | None = None) -> dict[str, Any]:
+    """The trigger of every job the configuration turns on, by job id. Interval jobs first fire one period
+    after *anchor* (default: now) plus their start offset (:func:`start_offsets`)."""
+    s = config.schedules
+    start = anchor if anchor is not None else datetime.now(UTC)
+    offsets = start_offsets(config)
+    found: dict[str, Any] = {
+        job_id: IntervalTrigger(
+            seconds=period, start_date=start + timedelta(seconds=period + offsets[job_id]), timezone=UTC
+        )
+        for job_id, period in periods(config).items()
+    }
     rb = s.rebalance
     if rb.enabled:
         # Day names, not numbers: APScheduler counts weekdays from Monday, cron from Sunday.
@@ -148,14 +197,7 @@ def misfire_grace(config: BasilConfig, job_id: str) -> int:
     s = config.schedules
     if job_id == "rebalance":
         return max(60, int(s.rebalance.duration / timedelta(seconds=1)))
-    period = {
-        "collect": s.collect_s,
-        "inventory": s.inventory_s,
-        "model": s.model_s,
-        "recommend": s.recommend_s,
-        "srp": s.srp_s,
-        "maintenance": s.maintenance_s,
-    }[job_id]
+    period = {**periods(config), "srp": s.srp_s}[job_id]
     return max(5, int(period))
 
 

@@ -232,7 +232,7 @@ class Service:
         self.stopping.set()
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=wait)
-            job_registry.set_host(None)
+            job_registry.clear_host(self)
             self.scheduler = None
         with self._lock:
             never_started = list(self._requested_runs.values())
@@ -414,7 +414,7 @@ class Service:
                     run = runs.get_run(session, runs.start_run(session, job_id))
                 self._requested_runs[job_id] = run.id
             try:
-                job_registry.request_run(scheduler, job_id, run.id)
+                job_registry.request_run(scheduler, self, job_id, run.id)
             except Exception as err:  # the scheduler stopped meanwhile: the run never starts
                 with self._lock:
                     self._requested_runs.pop(job_id, None)
@@ -467,6 +467,7 @@ class Service:
                 lock.release()
                 with self.store.read_session() as session:
                     return views.job_run(self, runs.get_run(session, run_id))
+        released = False
         try:
             if run_id is None:
                 with self.store.session() as session:
@@ -474,28 +475,40 @@ class Service:
                 with self._lock:
                     self._running_runs[job_id] = run_id
             started = time.monotonic()
-            outcome: runs.Outcome = "succeeded"
-            message = ""
-            details: dict[str, Any] = {}
-            try:
-                details = getattr(self, f"_job_{job_id}")()
-                message = str(details.pop("message", ""))
-                if details.pop("skipped", False):
-                    outcome = "skipped"
-            except BasilError as err:
-                outcome, message = "failed", err.message
-                log.warning("job %s failed: %s", job_id, err.message)
-            except Exception as err:  # a bug must not kill the scheduler thread; it is recorded
-                outcome, message = "failed", f"{type(err).__name__}: {err}"
-                log.exception("job %s raised", job_id)
+            outcome, message, details = self._execute_job(job_id)
+            # No longer running before it is recorded finished: whoever sees the run finished can ask
+            # for the next at once (trigger_job checks under the same lock), never answered 409.
+            with self._lock:
+                self._running_runs.pop(job_id, None)
+                lock.release()
+                released = True
             with self.store.session() as session:
                 run = runs.finish_run(session, run_id, outcome, message[:4000], details=details)
             self.counters.observe_job(job_id, outcome, time.monotonic() - started)
             return views.job_run(self, run)
         finally:
-            with self._lock:
-                self._running_runs.pop(job_id, None)
-            lock.release()
+            if not released:
+                with self._lock:
+                    self._running_runs.pop(job_id, None)
+                lock.release()
+
+    def _execute_job(self, job_id: str) -> tuple[runs.Outcome, str, dict[str, Any]]:
+        """Run the job's work: its outcome, message and details (any error is caught and recorded)."""
+        outcome: runs.Outcome = "succeeded"
+        message = ""
+        details: dict[str, Any] = {}
+        try:
+            details = getattr(self, f"_job_{job_id}")()
+            message = str(details.pop("message", ""))
+            if details.pop("skipped", False):
+                outcome = "skipped"
+        except BasilError as err:
+            outcome, message = "failed", err.message
+            log.warning("job %s failed: %s", job_id, err.message)
+        except Exception as err:  # a bug must not kill the scheduler thread; it is recorded
+            outcome, message = "failed", f"{type(err).__name__}: {err}"
+            log.exception("job %s raised", job_id)
+        return outcome, message, details
 
     def _job_collect(self) -> dict[str, Any]:
         done: list[dict[str, object]] = []

@@ -11,6 +11,7 @@ then ``service.shutdown()`` lets running moves end and stops the scheduler, and 
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import ssl
@@ -32,6 +33,8 @@ from basil.serve.tls import Certificate, server_certificate
 log = logging.getLogger(__name__)
 
 READY_LINE = "basil serve: ready"
+#: How long the heap's freeze waits for the vCenters' first connection attempts (one that hangs is given up).
+HEAP_FREEZE_WAIT_S = 120.0
 
 
 @dataclass
@@ -68,6 +71,7 @@ class BasilServer:
         self._lock: ServeLock | None = None
         self._stopper: threading.Thread | None = None
         self._signals = 0
+        self.heap_frozen = threading.Event()  # set once the start's heap is out of the collector's way
 
     def _say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -145,6 +149,9 @@ class BasilServer:
         """Answer requests until :meth:`stop`; then shut the service down. Returns when all is stopped."""
         assert self.server is not None
         assert self.service is not None
+        threading.Thread(
+            target=self._freeze_heap, args=(self.service,), name="basil-heap-freeze", daemon=True
+        ).start()
         try:
             self.server.serve()
         finally:
@@ -159,6 +166,25 @@ class BasilServer:
                 if self._lock is not None:
                     self._lock.release()
             self._say("basil serve: stopped")
+
+    def _freeze_heap(self, service: ServiceApi) -> None:
+        """Once every vCenter's first connection attempt has ended (its inventory read), move every object
+        alive to the collector's permanent generation (``gc.freeze``), after one full collection.
+
+        CPython's full collections hold the interpreter while they walk every tracked object: with the
+        modules, pyVmomi's types, the inventories and the store's metadata (about 200,000 objects in
+        ``bench_api.py``'s service) each took 100-350 ms beside the API, about every 20 s (after each
+        collection's allocations), a stall of every request at once. Most of the start's objects live as
+        long as the process, so they need never be walked again; frozen, a full collection took 8-67 ms
+        (mostly 10-30 ms) in the same bench (docs/frontend.md). The cost: a frozen object that later ends
+        in a reference cycle is never freed (reference counting still frees the others), at most what was
+        alive at the start, such as the first copy of an inventory.
+        """
+        service.wait_connected(HEAP_FREEZE_WAIT_S)
+        gc.collect()
+        gc.freeze()
+        log.info("heap frozen: %d objects no longer walked by the garbage collector", gc.get_freeze_count())
+        self.heap_frozen.set()
 
     def stop(self) -> None:
         """Stop accepting and drain running requests, from another thread (safe in a signal handler)."""

@@ -239,6 +239,37 @@ def _as_utc(ts: datetime) -> datetime:
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
 
+#: Counter lists already read, by vCenter (instance UUID, API version, build): reading one through pyVmomi
+#: parses every counter's description (several hundred objects, 0.1-0.2 s of CPU alone and most of a second
+#: in a busy serving process), while the list only changes with vCenter's software.
+_counter_lists: dict[tuple[str, str, str], dict[str, int]] = {}
+_counter_lists_lock = threading.Lock()
+
+
+def counter_list(conn: VCenterConnection) -> dict[str, int]:
+    """``group.name.rollup`` -> counter id of *conn*'s vCenter, read once per process and vCenter build.
+
+    A vCenter without an instance UUID (nothing to key on) is read every time.
+    """
+    about = conn.content.about
+    key = (
+        str(getattr(about, "instanceUuid", None) or ""),
+        str(getattr(about, "apiVersion", None) or ""),
+        str(getattr(about, "build", None) or ""),
+    )
+    with _counter_lists_lock:
+        known = _counter_lists.get(key)
+    if known is not None and key[0]:
+        return dict(known)
+    with conn.translate("reading the performance counters"):
+        counters = conn.content.perfManager.perfCounter
+    found = {f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}": int(c.key) for c in counters or ()}
+    if key[0]:
+        with _counter_lists_lock:
+            _counter_lists[key] = dict(found)
+    return found
+
+
 class PerfCollector:
     """Collects real-time samples cycle after cycle, remembering the last sample time per entity.
 
@@ -268,13 +299,10 @@ class PerfCollector:
     # --- set-up, once -------------------------------------------------------------------------
 
     def counter_ids(self) -> dict[str, int]:
-        """``group.name.rollup`` -> counter id, read once from ``PerformanceManager.perfCounter``."""
+        """``group.name.rollup`` -> counter id, read from ``PerformanceManager.perfCounter`` once per vCenter
+        build (:func:`counter_list`): a new connection to the same vCenter does not read it again."""
         if self._counter_ids is None:
-            with self._conn.translate("reading the performance counters"):
-                counters = self._conn.content.perfManager.perfCounter
-            self._counter_ids = {
-                f"{c.groupInfo.key}.{c.nameInfo.key}.{c.rollupType}": int(c.key) for c in counters or ()
-            }
+            self._counter_ids = counter_list(self._conn)
         return self._counter_ids
 
     def max_query_metrics(self) -> int:
