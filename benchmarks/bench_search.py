@@ -350,8 +350,18 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, action="append", help="imbalance threshold (repeatable)")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--timing-only", action="store_true", help="only the 40,000-disk round's time")
+    parser.add_argument(
+        "--sizes", type=str, help="comma-separated datastore counts of the random pods (default: 3 to 1,000)"
+    )
     args = parser.parse_args()
     sizes = [3, 5, 10, 20, 50, 200] if args.quick else [3, 4, 6, 10, 20, 50, 100, 200, 500, 1000]
+    if args.sizes:
+        try:
+            sizes = [int(n) for n in args.sizes.split(",")]
+        except ValueError:
+            parser.error(f"--sizes: not a comma-separated list of integers: {args.sizes!r}")
+        if any(n < 2 for n in sizes):
+            parser.error(f"--sizes: every pod needs at least 2 datastores: {args.sizes!r}")
     seeds = 4 if args.quick else 10
     for threshold in [] if args.timing_only else args.threshold or [0.1]:
         compare(sizes, seeds, threshold)

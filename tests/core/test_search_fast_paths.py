@@ -1,7 +1,8 @@
 """The search's fast paths give what the plain computation gives (issue 11, one round at
 vCenter scale): the ranking of N kept sorted through updates, the sources and targets of a large pod
-read from it, the units' sums added for all units at once, a datastore's latency and IOPS at once,
-the disks' flags and classes looked up by their four comparisons made at once."""
+read from it (sources taken from the other end of the score than the targets), the units' sums
+added for all units at once, a datastore's latency and IOPS at once, the disks' flags and classes
+looked up by their four comparisons made at once."""
 
 from __future__ import annotations
 
@@ -178,3 +179,62 @@ def test_flags_and_class_from_the_comparison_codes_equal_each_disks_own() -> Non
         assert model.workload_class == classify_workload(d.workload, wparams)
         seen.add((model.flags, model.workload_class))
     assert len(seen) >= 6  # every flag and several classes occur
+
+
+def _kth(values: list[float], k: int) -> float:
+    """The k-th highest of *values* (the smallest a top-k choice can hold, ties aside)."""
+    return sorted(values, reverse=True)[min(k, len(values)) - 1]
+
+
+def test_large_pod_sources_are_the_gradients_high_end_and_targets_its_low_end() -> None:
+    """A move of ℓ from x to y changes f² by about 2dℓ(w_y − w_x)/(ΣN)³: sources by w are the movable
+    datastores with the highest w, targets those with the lowest (issue 11, srcfix)."""
+    search = _search(11, 2_400, 150)
+    number = 1
+    for _ in range(20):
+        for width in (1, 4):
+            search.width = width
+            k, j = 12 * width, min(24 * width, search.d - 1)
+            w = (search.N * search.total - search.squares) / search.P
+            sources, targets = search._sources_targets_n(w)
+            movable = [i for i in range(search.d) if search.movable[i]]
+            w_floor = _kth([float(w[i]) for i in movable], k)
+            n_floor = _kth([float(search.N[i]) for i in movable], k)
+            # Every movable datastore strictly above the k-th highest w is a source, and every
+            # source is among the highest by w or by N.
+            assert {i for i in movable if w[i] > w_floor} <= set(sources)
+            assert all(w[i] >= w_floor or search.N[i] >= n_floor for i in sources)
+            # The highest-w datastore is a source and, unless it is also among the lowest N, not a target.
+            top = max(movable, key=lambda i: float(w[i]))
+            assert top in sources
+            lowest_n = float(np.sort(search.N)[j])
+            assert top not in targets or search.N[top] <= lowest_n
+            # Targets: the j + 1 lowest w and the j + 1 lowest N.
+            w_ceiling = float(np.sort(w)[j])
+            assert {i for i in range(search.d) if w[i] < w_ceiling} <= set(targets)
+            assert all(w[i] <= w_ceiling or search.N[i] <= lowest_n for i in targets)
+        search.width = 1
+        if search.done:
+            break
+        number += len(search.step(number))
+    assert number > 10
+
+
+def test_large_pod_throughput_sources_are_the_lowest_marginal_iops() -> None:
+    """throughput scores a datastore by its marginal IOPS per IO: a unit moved from x to y gains about
+    its IO × (marginal_y − marginal_x), so sources are the lowest and targets the highest."""
+    search = _search(12, 2_400, 150)
+    rng = np.random.default_rng(12)
+    for width in (1, 4):
+        search.width = width
+        k, j = 12 * width, min(24 * width, search.d - 1)
+        score = rng.uniform(0.0, 100.0, search.d)  # distinct values: no ties
+        sources, targets = search._sources_targets(score, low_is_target=False)
+        movable = [i for i in range(search.d) if search.movable[i]]
+        by_n = sorted(movable, key=lambda i: -float(search.N[i]))[:k]
+        lowest = sorted(movable, key=lambda i: float(score[i]))[:k]
+        assert set(sources) == set(by_n) | set(lowest)
+        highest = np.argsort(-score)[: j + 1].tolist()
+        assert set(highest) <= set(targets)
+        top = max(movable, key=lambda i: float(score[i]))
+        assert top not in sources or top in by_n  # the best target is a source only by its N

@@ -17,10 +17,11 @@ Objectives:
   every unit of that pair: pairs are visited in the order of that bound (a K×D array, vectorised)
   and the visit stops once no remaining pair's bound beats the best move found, which makes each
   step the exact best single move over the pairs considered. Up to ``_FULL_PAIRS`` datastores every
-  pair is considered; above, the sources with the highest N and (as coded: see _sources_targets) the
-  lowest gradient (N_j·ΣN − ΣN²)/P_j, and the targets with the lowest, which is where the best move
-  lies unless the pod is tiny; when they yield no move, four times as many are considered (once)
-  before the round says no move helps. In such large pods a step also takes further moves from its
+  pair is considered; above, the sources with the highest N and the highest gradient
+  w_j = (N_j·ΣN − ΣN²)/P_j (moving ℓ from x to y changes f² by about 2dℓ(w_y − w_x)/(ΣN)³), and
+  the targets with the lowest N and the lowest w, which is where the best move lies unless the pod
+  is tiny; when they yield no move, four times as many are considered (once) before the round says
+  no move helps. In such large pods a step also takes further moves from its
   pair order on datastores the step has not touched, each re-evaluated exactly and only while it gains at
   least ``_BATCH_RATIO`` of the step's best move. As in Algorithm 1, a move must also leave its
   target below its source's N before the move (f alone would also reward piling load onto a slow
@@ -32,7 +33,9 @@ Objectives:
   Pairs are ordered by the gain of moving the continuous optimum amount of typical IO between them
   (equal marginal IOPS per IO on both sides), plus, for datastores holding sequential streams, the
   emptiest targets (isolating a stream gives back its sequential benefit); every pair of a pod of
-  up to ``_EXACT_PAIRS`` datastores, and the best few of a larger one, are evaluated exactly.
+  up to ``_EXACT_PAIRS`` datastores, and the best few of a larger one, are evaluated exactly. Above
+  ``_FULL_PAIRS`` datastores the pairs are drawn from the sources with the highest N and the lowest
+  marginal IOPS (where a unit's IO costs least) and the targets with the lowest N and the highest.
 """
 
 from __future__ import annotations
@@ -665,13 +668,14 @@ class BestMoveSearch(PodRound):
         if count == 0:
             return [], []
         k = min(_SOURCES * self.width, count)
-        # The highest N and score among datastores with movable units, negated for argpartition
-        # (−inf for the others, negated: +inf). NB: the score is taken the same way round as the
-        # targets' (normalized_load: the lowest w, not the highest the module docstring names;
-        # throughput: the highest marginal IOPS). Kept as it is while plans must not change: see
-        # docs/benchmarks.md, "Where the target stands".
+        # Sources: the highest N and the score's other end from the targets' among datastores with
+        # movable units, as the lowest of a key for argpartition (+inf for the others). A move of ℓ
+        # from x to y changes the objective by about ℓ·(score_y − score_x) in its own direction:
+        # normalized_load (w, the gradient of f² per unit moved in) lowers f most from the highest w
+        # to the lowest; throughput (marginal IOPS per IO) gains most from the lowest marginal IOPS
+        # (where a unit's IO costs least) to the highest.
         low_n = np.where(has, -self.N, np.inf)
-        low_s = np.where(has, score if low_is_target else -score, np.inf)
+        low_s = np.where(has, -score if low_is_target else score, np.inf)
         # Unions as masks: the indices in increasing order, as np.unique would give them, in O(d).
         chosen = np.zeros(self.d, dtype=np.bool_)
         chosen[np.argpartition(low_n, k - 1)[:k]] = True
@@ -743,9 +747,8 @@ class BestMoveSearch(PodRound):
 
     def _sources_targets_n(self, w: Array) -> tuple[list[int], list[int]]:
         """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
-        half the partitions of every datastore: the highest N among datastores with movable units read
-        from an incremental ranking, and one partition of *w* for both sides (the lowest w among
-        datastores with movable units lie among the lowest w of all)."""
+        one partition of every datastore fewer: the highest N among datastores with movable units read
+        from an incremental ranking instead of a partition."""
         if self.by_n_movable is None or _SOURCES * self.width >= self.d:
             return self._sources_targets(w, low_is_target=True)
         count = len(self.by_n_movable.rows)
@@ -753,19 +756,14 @@ class BestMoveSearch(PodRound):
             return [], []
         k = min(_SOURCES * self.width, count)
         j = min(_TARGETS * self.width, self.d - 1)
-        low_w = np.argpartition(w, j)[: j + 1]
-        candidates = low_w.tolist()
-        member = self.by_n_movable.member
-        movable = sorted(
-            (value, i) for value, i in zip(w[low_w].tolist(), candidates, strict=True) if member[i]
-        )
-        if len(movable) >= k:
-            sources_w = [i for _, i in movable[:k]]
-        else:
-            has = self.key_max > -np.inf
-            sources_w = np.argpartition(np.where(has, w, np.inf), k - 1)[:k].tolist()
+        # The highest w among datastores with movable units: the very partition _sources_targets makes
+        # (the same array, so the same choice among ties).
+        has = self.key_max > -np.inf
+        sources_w = np.argpartition(np.where(has, -w, np.inf), k - 1)[:k].tolist()
         sources = sorted({*self.by_n_movable.largest(k), *sources_w})
-        targets = sorted({*np.argpartition(self.N, j)[: j + 1].tolist(), *candidates})
+        targets = sorted(
+            {*np.argpartition(self.N, j)[: j + 1].tolist(), *np.argpartition(w, j)[: j + 1].tolist()}
+        )
         return sources, targets
 
     def _pair_bounds_n(self) -> tuple[Array, _Pairs] | None:
