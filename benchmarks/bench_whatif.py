@@ -23,12 +23,16 @@ Sets of combinations:
   RAID 5 LUN, scenario seed 7001;
 - ``fifth``: written down before the estimator was changed for issue 16 (all four sets above had
   been seen by then): new and earlier types, with and without cached writers and sequential
-  streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150.
+  streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150;
+- ``sixth``: written down before the filling cache was modelled (task wif3) and not run before
+  that change was final: new and earlier types, with cached writers strong enough to saturate
+  destaging and without, on a 6 x 7.2k SATA RAID 6 LUN with a 512 MB cache, scenario seed 6606.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|all] [--intervals N]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|all]
+        [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--parallelism M]
         [--service]
 
@@ -226,6 +230,50 @@ def fifth(triples: bool) -> Setup:
         combos += [("wal", "kv", "media"), ("redo", "oltp-w", "webserver")]
     device = {"kind": "sas10k", "disks": 10, "raid": "6", "cache_mb": 2048}
     return Setup("fifth", 5150, device, FIFTH_WORKLOADS, combos)
+
+
+# Sixth set: four new types beside types of the earlier sets.
+SIXTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: an audit trail (sequential 16 KB writes a write-back cache absorbs), a change-data-capture
+    # disk (cached small random writes), a reporting reader (32 KB, partly sequential), a catalog
+    # (small random reads)
+    "audit": {"oio": {"min": 1, "max": 3}, "io_size_kb": 16, "read_pct": 4, "random_pct": 10},
+    "cdc": {"oio": {"min": 4, "max": 10}, "io_size_kb": 4, "read_pct": 25, "random_pct": 95},
+    "report": {"oio": {"min": 2, "max": 6}, "io_size_kb": 32, "read_pct": 98, "random_pct": 60},
+    "catalog": {"oio": {"min": 4, "max": 12}, "io_size_kb": 8, "read_pct": 90, "random_pct": 100},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver", "fb-mail")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("vdi",)},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo", "search")},
+    **{k: FIFTH_WORKLOADS[k] for k in ("wal", "kv")},
+}
+
+
+def sixth(triples: bool) -> Setup:
+    """Written down (2026-11-26 04:35 UTC, issue 16, task wif3) and committed before the filling
+    cache was modelled, and not run before the estimator change was final: four new types (an audit
+    trail, a change-data-capture disk, a reporting reader, a catalog) and pairs with types of the
+    earlier sets, some with cached writers strong enough to saturate destaging, some without, on a
+    LUN of a kind, RAID level and size no other set used (6 x 7.2k SATA RAID 6, 512 MB cache),
+    another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("audit", "catalog"),
+        ("audit", "oltp"),
+        ("audit", "report"),
+        ("cdc", "catalog"),
+        ("cdc", "webserver"),
+        ("cdc", "kv"),
+        ("wal", "search"),
+        ("redo", "catalog"),
+        ("vdi", "report"),
+        ("catalog", "exchange"),
+        ("report", "kv"),
+        ("oltp", "search"),
+        ("fb-mail", "catalog"),
+    ]
+    if triples:
+        combos += [("audit", "cdc", "catalog"), ("catalog", "report", "webserver")]
+    device = {"kind": "sata7k", "disks": 6, "raid": "6", "cache_mb": 512}
+    return Setup("sixth", 6606, device, SIXTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -555,7 +603,7 @@ def main() -> None:
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
-        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "all"), default="all"
+        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "all"), default="all"
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -587,7 +635,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
