@@ -33,7 +33,8 @@ both runs (the lab draws a ranged OIO per VM and interval): the comparison is of
 
     .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|all]
         [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--parallelism M]
+        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
+        [--parallelism M]
         [--service]
 
 Needs build/basil-lab (`make lab`). Target: a median read-latency error under 10 %.
@@ -518,6 +519,7 @@ def evaluate(
     destage: bool = True,
     separate: bool = True,
     service: bool = False,
+    filling: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -537,6 +539,9 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
+    if not filling:
+        print("diagnostic: the cache never fills (the destage stretch only bounded, writes stay cached)")
+        device = replace(device, cache_fills=False)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -579,7 +584,7 @@ def evaluate(
         label = "+".join(combo)
         print(
             f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
-            f"  U {p.destage_util:.2f}"
+            f"  U {p.destage_util:.2f}" + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
         )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
@@ -628,6 +633,12 @@ def main() -> None:
         help="diagnostic: this m instead of the device model's (e.g. the spindles)",
     )
     parser.add_argument(
+        "--no-filling",
+        action="store_true",
+        help="diagnostic: the cache never fills, the destage stretch is only bounded (the estimator "
+        "before the filling cache was modelled)",
+    )
+    parser.add_argument(
         "--service",
         action="store_true",
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
@@ -652,6 +663,7 @@ def main() -> None:
                     destage=not args.no_destage,
                     separate=not args.no_separation,
                     service=args.service,
+                    filling=not args.no_filling,
                 )
         finally:
             if args.cache:

@@ -5,6 +5,7 @@ and loads the devices, which slows every disk's reads."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -114,10 +115,17 @@ def test_the_stretch_is_bounded_where_the_cache_would_fill() -> None:
     assert destage_factor(0.2, 0.2) == 1.0
     assert destage_factor(0.5, 0.1) == pytest.approx(0.6)  # leaving takes the stretch back
     assert destage_factor(math.inf, math.inf) == pytest.approx(1.0 / (1.0 - MAX_DESTAGE_UTIL))
-    heavy = DeviceParams(max_conn=32, parallelism=1.0, positioning_ms=20.0, write_cost=RAID_WRITE_COST["6"])
+    heavy = DeviceParams(
+        max_conn=32,
+        parallelism=1.0,
+        positioning_ms=20.0,
+        write_cost=RAID_WRITE_COST["6"],
+        cache_fills=False,
+    )
     p = predict_consolidation([LOG, DSS], heavy)
     assert p.destage_util > MAX_DESTAGE_UTIL
     assert p.to_dict()["destage_saturated"] is True
+    assert p.to_dict()["cache_full"] is False
     dss = by_name(p.workloads)["dss"]
     assert dss.read_latency_ms == pytest.approx(
         (dss.read_latency_ms - dss.destage_added_ms) / (1.0 - MAX_DESTAGE_UTIL), rel=1e-6
@@ -252,3 +260,42 @@ def test_a_document_carries_the_destage_cost() -> None:
     with pytest.raises(ValidationError) as err:
         whatif_from_mapping(document)
     assert "datastore.destage_ms" in str(err.value)
+
+
+HEAVY = DeviceParams(max_conn=32, parallelism=1.0, positioning_ms=20.0, write_cost=RAID_WRITE_COST["6"])
+
+
+def test_a_full_cache_admits_the_writes_at_the_rate_the_devices_destage() -> None:
+    unbounded = predict_consolidation([LOG, DSS], replace(HEAVY, cache_fills=False))
+    p = predict_consolidation([LOG, DSS], HEAVY)
+    answer = p.to_dict()
+    assert answer["cache_full"] is True
+    assert answer["destage_saturated"] is True
+    # The demand the cache would have needed is what the bounded estimator had; the admitted load fits.
+    assert p.destage_demand == pytest.approx(unbounded.destage_util, rel=1e-6)
+    assert p.destage_util == pytest.approx(MAX_DESTAGE_UTIL, abs=1e-6)
+    assert p.destage_util <= MAX_DESTAGE_UTIL
+    log, before = by_name(p.workloads)["log"], by_name(unbounded.workloads)["log"]
+    # The log's writes wait for the cache to take them: slower, and fewer (a closed loop).
+    assert log.write_waits
+    assert log.write_latency_ms == pytest.approx(LOG.write_latency_ms + p.admission_wait_ms)
+    assert p.admission_wait_ms > 0
+    assert log.write_iops < before.write_iops
+    assert answer["admitted_write_iops"] == pytest.approx(log.write_iops)
+    # The reader sees the destaging the devices can give, no more; it has no cached writes to wait.
+    dss = by_name(p.workloads)["dss"]
+    assert dss.read_latency_ms == pytest.approx(
+        (dss.read_latency_ms - dss.destage_added_ms) / (1.0 - MAX_DESTAGE_UTIL), rel=1e-5
+    )
+    assert dss.write_waits is False
+
+
+def test_a_cache_that_keeps_up_admits_every_write() -> None:
+    for device in (DEVICE, replace(DEVICE, write_cost=RAID_WRITE_COST["0"])):
+        p = predict_consolidation([LOG, DSS], device)
+        before = predict_consolidation([LOG, DSS], replace(device, cache_fills=False))
+        assert p.destage_util < MAX_DESTAGE_UTIL
+        assert not p.cache_full
+        assert p.admission_wait_ms == 0.0
+        assert p.to_dict()["admitted_write_iops"] == 0.0
+        assert [w.to_dict() for w in p.workloads] == [w.to_dict() for w in before.workloads]

@@ -246,6 +246,9 @@ class DeviceParams:
     # writing in sorted order; None: t_pos / m, a read's (module doc)
     destage_ms: float | None = None
     destage_source: str = DESTAGE_FROM_READS
+    # Where the destage demand exceeds what the devices can give it, the cache fills and the cached
+    # writers' writes wait for the devices (module doc); False: the stretch is only bounded (before).
+    cache_fills: bool = True
 
     @property
     def destage_op_ms(self) -> float | None:
@@ -301,6 +304,7 @@ class WorkloadPrediction:
     sequential: bool = False  # at most 25 % random IO
     positioning_added_ms: float = 0.0  # Δ: what interleaving adds to (or, leaving, takes from) its IOs
     destage_added_ms: float = 0.0  # what the change in destage load adds to its reads
+    write_waits: bool = False  # the cache is full: its cached writes wait for the devices
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -315,6 +319,7 @@ class WorkloadPrediction:
             "sequential": self.sequential,
             "positioning_added_ms": self.positioning_added_ms,
             "destage_added_ms": self.destage_added_ms,
+            "write_waits": self.write_waits,
             "confidence": self.confidence,
         }
 
@@ -336,6 +341,9 @@ class ConsolidationPrediction:
     device: DeviceParams
     inputs: list[WorkloadMeasurement]
     destage_util: float = 0.0  # ΔU: what interleaving adds to the devices' share of time destaging
+    destage_demand: float = 0.0  # ΔU the cached writes would need with the cache keeping up
+    cache_full: bool = False  # the demand exceeds the bound: the writers' writes wait for the devices
+    admission_wait_ms: float = 0.0  # what a cached write waits for the full cache to take it
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -360,7 +368,11 @@ class ConsolidationPrediction:
             "destage_ms": self.device.destage_op_ms,
             "destage_source": self.device.destage_source if self.device.destage_op_ms is not None else "none",
             "destage_util": self.destage_util,
-            "destage_saturated": self.destage_util >= MAX_DESTAGE_UTIL,
+            "destage_saturated": self.cache_full or self.destage_util >= MAX_DESTAGE_UTIL,
+            "destage_demand": self.destage_demand,
+            "cache_full": self.cache_full,
+            "admitted_write_iops": sum(w.write_iops for w in self.workloads if w.write_waits),
+            "admission_wait_ms": self.admission_wait_ms,
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -470,6 +482,9 @@ def interleaved_share(own: float, in_flight: float) -> float:
 
 
 FIXED_POINT_ITERATIONS = 400
+# The filling cache's admission wait (ms): bisection steps, and the search's ceiling.
+ADMISSION_BISECTIONS = 40
+MAX_ADMISSION_MS = 1.0e6
 FIXED_POINT_TOLERANCE = 1e-6
 
 
@@ -553,6 +568,8 @@ def _interleaved(
     in_flight: tuple[Sequence[float], Sequence[float]],
     device: DeviceParams,
     predicted: Callable[[Sequence[float], tuple[float, float]], list[WorkloadPrediction]],
+    *,
+    loop: bool = False,
 ) -> tuple[list[WorkloadPrediction], tuple[float, float]]:
     """The predictions with sequential streams interleaved and the cached writes destaged (module
     doc): f¹ of the reads from the shares of the predicted IO rates, which depend on Δ and on the
@@ -579,7 +596,7 @@ def _interleaved(
     rates = [w.iops for w in workloads]
     load = destage(rates)
     predictions = predicted([0.0] * len(workloads), load)
-    if device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads):
+    if not loop and (device.positioning_ms is None or not any(w.sequential_share > 0 for w in workloads)):
         return predictions, load
     # Damped; the damping halves whenever a step reverses the previous one (the destage stretch
     # feeds back strongly: slower disks write less, which lowers the stretch).
@@ -605,10 +622,22 @@ def _interleaved(
     return predictions, load
 
 
-def predict_consolidation(
-    workloads: Sequence[WorkloadMeasurement], device: DeviceParams
-) -> ConsolidationPrediction:
-    """Predict n workloads on one device from their separate measurements (eq. 1–6 generalised)."""
+def _in_flight_shares(
+    keys: Sequence[str], workloads: Sequence[WorkloadMeasurement]
+) -> tuple[list[float], list[float]]:
+    """Per disk, the neighbours' share of the IOs in flight where measured (its group) and together."""
+    group_queue: dict[str, float] = {}
+    for key, w in zip(keys, workloads, strict=True):
+        group_queue[key] = group_queue.get(key, 0.0) + w.queue
+    all_queue = sum(group_queue.values())
+    return (
+        [interleaved_share(w.queue, group_queue[key]) for key, w in zip(keys, workloads, strict=True)],
+        [interleaved_share(w.queue, all_queue) for w in workloads],
+    )
+
+
+def _check(workloads: Sequence[WorkloadMeasurement], device: DeviceParams) -> None:
+    """Every problem of the disks and the device at once, naming the field."""
     problems = [p for k, w in enumerate(workloads) for p in w.problems(f"disks[{k}]")] + device.problems()
     if not workloads:
         problems.append(Problem("disks", "needs at least one disk"))
@@ -618,6 +647,36 @@ def predict_consolidation(
         for n in sorted({n for n in names if names.count(n) > 1})
     ]
     raise_if_problems(problems, "what-if")
+
+
+def _admission(
+    admitted: Callable[[float], tuple[list[WorkloadPrediction], tuple[float, float]]],
+) -> tuple[list[WorkloadPrediction], tuple[float, float]]:
+    """The full cache's admission wait, by bisection: the shortest with which the cached writers'
+    destage load fits the devices (ΔU ≤ ``MAX_DESTAGE_UTIL``); *admitted* predicts at a given wait
+    (the damped fixed point). Returns its predictions and (U⁰, U¹)."""
+
+    def fits(wait_ms: float) -> bool:
+        load = admitted(wait_ms)[1]
+        return load[1] - load[0] <= MAX_DESTAGE_UTIL
+
+    low, high = 0.0, 1.0
+    while not fits(high) and high < MAX_ADMISSION_MS:
+        low, high = high, high * 4.0
+    for _ in range(ADMISSION_BISECTIONS):
+        middle = (low + high) / 2.0
+        if fits(middle):
+            high = middle
+        else:
+            low = middle
+    return admitted(high)
+
+
+def predict_consolidation(
+    workloads: Sequence[WorkloadMeasurement], device: DeviceParams
+) -> ConsolidationPrediction:
+    """Predict n workloads on one device from their separate measurements (eq. 1–6 generalised)."""
+    _check(workloads, device)
 
     keys = [_group_key(k, w) for k, w in enumerate(workloads)]
     group_iops: dict[str, float] = {}
@@ -647,24 +706,24 @@ def predict_consolidation(
 
     # The destage rule's interleaving: the neighbours' share of the IOs in flight where measured
     # (in its group) and together; closed loops keep their outstanding IOs, so these do not move.
-    group_queue: dict[str, float] = {}
-    for key, w in zip(keys, workloads, strict=True):
-        group_queue[key] = group_queue.get(key, 0.0) + w.queue
-    all_queue = sum(group_queue.values())
-    in_flight = (
-        [interleaved_share(w.queue, group_queue[key]) for key, w in zip(keys, workloads, strict=True)],
-        [interleaved_share(w.queue, all_queue) for w in workloads],
-    )
+    in_flight = _in_flight_shares(keys, workloads)
+
+    # The cache full (module doc): these disks' cached writes wait *admission* ms for the cache to
+    # free a block, the same wait for all (first come, first served), on top of the cache's ack.
+    waiting: frozenset[int] = frozenset()
+    admission = 0.0
 
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
         batches = _positioning_batches_ms(workloads, positioning, device)
         out = []
-        for key, w, delta, behind in zip(keys, workloads, positioning, batches, strict=True):
+        for i, (key, w, delta, behind) in enumerate(zip(keys, workloads, positioning, batches, strict=True)):
             added = all_interference - interference[key] + delta + behind
             cached = _write_cached(w, device)
             read_ms = (w.read_latency_ms + added) * stretch
             write_ms = w.write_latency_ms if cached else (w.write_latency_ms + added) * stretch
+            if i in waiting:
+                write_ms = w.write_latency_ms + admission
             if w.alone:
                 confidence = "measured alone"
             else:
@@ -678,30 +737,50 @@ def predict_consolidation(
                     cached=cached,
                     positioning_added_ms=delta,
                     destage_added_ms=read_ms - (w.read_latency_ms + added),
+                    write_waits=i in waiting,
                 )
             )
         return out
 
     predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted)
+    demand = destage[1] - destage[0]
+    full = device.cache_fills and demand >= MAX_DESTAGE_UTIL
+    if full:
+        # The closed loop: the writers' IOPS fall with their write latency until their destage load
+        # is what the devices give it, ΔU = MAX_DESTAGE_UTIL; the admission wait by bisection, each
+        # step the same damped fixed point.
+        waiting = frozenset(
+            i
+            for i, (w, f) in enumerate(zip(workloads, in_flight[1], strict=True))
+            if destage_util(w, w.write_iops, f, device) > 0
+        )
+
+        def admitted(wait_ms: float) -> tuple[list[WorkloadPrediction], tuple[float, float]]:
+            nonlocal admission
+            admission = wait_ms
+            return _interleaved(workloads, measured, in_flight, device, predicted, loop=True)
+
+        predictions, destage = _admission(admitted)
     read_x = sum(p.read_iops for p in predictions)
     write_x = sum(p.write_iops for p in predictions)
-    c_oh = (read_x + write_x) / total if total > 0 else 1.0
     # The mix of the predicted throughputs; eq. 1–2 (the isolation throughputs') reported beside it.
-    both = read_x + write_x
     return ConsolidationPrediction(
-        read_mix=read_x / both if both > 0 else paper_read_mix,
-        write_mix=write_x / both if both > 0 else paper_write_mix,
+        read_mix=read_x / (read_x + write_x) if read_x + write_x > 0 else paper_read_mix,
+        write_mix=write_x / (read_x + write_x) if read_x + write_x > 0 else paper_write_mix,
         paper_read_mix=paper_read_mix,
         paper_write_mix=paper_write_mix,
         read_iops=read_x,
         write_iops=write_x,
-        overhead_factor=c_oh,
+        overhead_factor=(read_x + write_x) / total if total > 0 else 1.0,
         paper_read_iops=paper_read,
         paper_write_iops=paper_write,
         workloads=predictions,
         device=device,
         inputs=list(workloads),
         destage_util=destage[1] - destage[0],
+        destage_demand=demand,
+        cache_full=full,
+        admission_wait_ms=admission,
     )
 
 
@@ -779,6 +858,7 @@ def _closed_loop(
     cached: bool,
     positioning_added_ms: float,
     destage_added_ms: float,
+    write_waits: bool = False,
 ) -> WorkloadPrediction:
     """*w* at its predicted read and write latencies. Little's law for a closed loop: its outstanding
     IOs stay, so its IOPS follow 1 / C̄ (both sides scaled by the ratio of its mean latencies)."""
@@ -797,6 +877,7 @@ def _closed_loop(
         sequential=w.sequential,
         positioning_added_ms=positioning_added_ms,
         destage_added_ms=destage_added_ms,
+        write_waits=write_waits,
     )
 
 
