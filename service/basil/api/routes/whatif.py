@@ -121,6 +121,10 @@ _PREDICTED_DISK = {
             **_ESTIMATE,
             "description": "what the change in the devices' destage load adds to its reads",
         },
+        "write_waits": {
+            "type": "boolean",
+            "description": "the cache is full (cache_full): its cached writes wait admission_wait_ms for it",
+        },
         "confidence": s.STRING,
     },
 }
@@ -160,6 +164,25 @@ WHATIF_ANSWER: dict[str, Any] = {
             "description": "ΔU: what interleaving adds to the devices' share of time destaging cached writes",
         },
         "destage_saturated": {"type": "boolean", "description": "ΔU at the bound: the cache would fill"},
+        "destage_demand": {
+            **_ESTIMATE,
+            "description": "ΔU the cached writes would need with the cache keeping up "
+            "(above the bound: it fills)",
+        },
+        "cache_full": {
+            "type": "boolean",
+            "description": "the destage demand exceeds what the devices give it: the cache fills and cached "
+            "writes are admitted at the rate the devices destage (destage_util at the bound)",
+        },
+        "admitted_write_iops": {
+            **_ESTIMATE,
+            "description": "the write IOPS the full cache admits, of the disks whose writes wait "
+            "(0 when it keeps up)",
+        },
+        "admission_wait_ms": {
+            **_ESTIMATE,
+            "description": "what a cached write waits for the full cache to take it (0 when it keeps up)",
+        },
         "workloads": s.array(_PREDICTED_DISK),
         "inputs": s.array({"type": "object"}),
     },
