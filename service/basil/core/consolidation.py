@@ -36,8 +36,7 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   not wait behind other disks' requests while the cache keeps up: their predicted latency is the
   isolation one. The paper found its write predictions pessimistic and blamed ESX issuing writes
   when reads are few; on arrays with write-back caches the reason is simpler. A cache that fills
-  (destaging cannot keep up) makes writes wait for the devices; this estimator does not see that
-  (the destage load it adds to the devices is below).
+  (destaging cannot keep up) makes writes wait: see the filling cache below.
 - Sequential streams are interleaved (the "I/O blender"). A disk's sequential IO continues where
   its previous IO left the heads only if no other stream's IO was served there in between. IOs are
   striped, so every device sees every stream's IOs in the order they arrive; the IO a device served
@@ -78,8 +77,20 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   was measured is in its own figures and, through its read service times, in the batches it puts
   ahead of its neighbours. Destaging competes with the disks' IO first come, first served (an
   open load in a closed network): every read and uncached write is stretched by 1 / (1 − ΔU)
-  (:func:`destage_factor`), ΔU bounded to ``MAX_DESTAGE_UTIL`` (beyond it the cache would fill
-  and writes wait for the devices, which is not modelled: the answer's ``destage_saturated``).
+  (:func:`destage_factor`), ΔU bounded to ``MAX_DESTAGE_UTIL``, the share of their time the
+  devices give destaging (the answer's ``destage_saturated`` at the bound).
+- The filling cache. Where the destage demand ΔU at the predicted write rates exceeds the bound,
+  the cache fills: it takes a write only when destaging has freed a block, so the cached writes of
+  every disk whose writes it absorbs wait an admission wait q on top of their acknowledgement
+  (first come, first served: the same q for all). Their disks are closed loops: with a longer
+  write latency their IOPS fall, and with them their destage load. q is the shortest wait with
+  which that load fits the devices (ΔU = the bound), by bisection, every step the damped fixed
+  point above (:func:`_admission`); the neighbours' reads see the destage load the devices give,
+  the bound, no more. The answer says so (``cache_full``, ``destage_demand`` the load a cache
+  keeping up would need, ``admission_wait_ms``, ``admitted_write_iops``, per disk
+  ``write_waits``); ``DeviceParams.cache_fills`` False keeps the earlier rule (a stretch bounded,
+  writes at their cached latency). Not modelled: the time a cache takes to fill (its size and the
+  surplus rate), nor writes going through to the devices once it is full.
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
