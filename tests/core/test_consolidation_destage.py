@@ -8,6 +8,8 @@ import math
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from basil.core.consolidation import (
     DESTAGE_FROM_READS,
@@ -299,3 +301,38 @@ def test_a_cache_that_keeps_up_admits_every_write() -> None:
         assert p.admission_wait_ms == 0.0
         assert p.to_dict()["admitted_write_iops"] == 0.0
         assert [w.to_dict() for w in p.workloads] == [w.to_dict() for w in before.workloads]
+
+
+writers = st.builds(
+    WorkloadMeasurement,
+    name=st.uuids().map(str),
+    read_iops=st.floats(0, 2000),
+    write_iops=st.floats(0, 5000),
+    read_latency_ms=st.floats(0.1, 100),
+    write_latency_ms=st.floats(0.2, 5),  # some cached (at most 1 ms), some not
+    read_oio=st.floats(0, 32),
+    write_oio=st.floats(0, 8),
+    random_pct=st.floats(0, 100),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(writers, min_size=1, max_size=4, unique_by=lambda m: m.name), st.sampled_from(["0", "5", "6"])
+)
+def test_the_admitted_destage_load_fits_the_devices(group: list[WorkloadMeasurement], raid: str) -> None:
+    device = replace(HEAVY, write_cost=RAID_WRITE_COST[raid], parallelism=2.0)
+    p = predict_consolidation(group, device)
+    assert p.destage_util <= MAX_DESTAGE_UTIL + 1e-9
+    assert p.cache_full == (p.destage_demand >= MAX_DESTAGE_UTIL)
+    assert p.admission_wait_ms >= 0.0
+    if not p.cache_full:
+        assert p.admission_wait_ms == 0.0
+    for w, got in zip(group, p.workloads, strict=True):
+        if got.write_waits:
+            assert w.write_latency_ms <= 1.0  # only writes the cache absorbs wait for it
+            assert got.write_latency_ms == pytest.approx(w.write_latency_ms + p.admission_wait_ms)
+        elif w.write_iops > 0 and w.write_latency_ms <= 1.0:
+            assert got.write_latency_ms == w.write_latency_ms  # the cache keeps up: its latency
+        else:
+            assert got.write_latency_ms >= w.write_latency_ms - 1e-9
