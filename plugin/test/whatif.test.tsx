@@ -65,9 +65,9 @@ describe('what-if shape', () => {
     expect(signedMs(null)).toBe('—');
   });
 
-  it('flags sequential streams and cached writes', () => {
-    expect(diskFlags(workload(SATURATED, 'redo')).map((f) => f.kind)).toEqual(['sequential', 'write-cached']);
-    expect(diskFlags(workload(SATURATED, 'erp')).map((f) => f.kind)).toEqual(['write-cached']);
+  it('flags sequential streams, cached writes and writes waiting for a full cache', () => {
+    expect(diskFlags(workload(SATURATED, 'redo')).map((f) => f.kind)).toEqual(['sequential', 'write-cached', 'write-waits']);
+    expect(diskFlags(workload(SATURATED, 'erp')).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
     expect(diskFlags(workload(SATURATED, 'search'))).toEqual([]);
   });
 
@@ -106,9 +106,24 @@ describe('what-if shape', () => {
     // Without t_pos there is no destage cost either; POST /whatif's default is t_pos / m.
     expect(whatIfSummary({ ...SATURATED, positioning_ms: null, destage_ms: null }).find((l) => l.key === 'destage-cost')?.value).toBe('none (no t_pos)');
     expect(whatIfSummary(SATURATED).find((l) => l.key === 'destage-cost')).toMatchObject({ value: ms(4), source: SATURATED.destage_source });
+    // The recorded answer's cache fills: the estimator admits the cached writes at the rate the
+    // devices destage, and the writers whose writes wait are flagged.
+    expect(SATURATED.cache_full).toBe(true);
     const destage = whatIfSummary(SATURATED).find((l) => l.key === 'destage');
-    expect(destage).toMatchObject({ warn: true, beside: 'at its bound: the write cache would fill' });
-    expect(destageWarning(SATURATED)).toContain(`${pct((SATURATED.destage_util ?? NaN) * 100)} more of the devices' time`);
+    expect(destage).toMatchObject({ warn: true, beside: 'at its bound: the write cache is full' });
+    const warning = destageWarning(SATURATED);
+    expect(warning).toContain(`(${pct((SATURATED.destage_demand ?? NaN) * 100)} more of their time)`);
+    expect(warning).toContain(`wait about ${ms(SATURATED.admission_wait_ms)} each`);
+    expect(warning).toContain(`${iops(SATURATED.admitted_write_iops)} IO/s of them admitted`);
+    const waiting = SATURATED.workloads.filter((w) => w.write_waits).map((w) => w.name);
+    expect(waiting.length).toBeGreaterThan(0);
+    for (const w of SATURATED.workloads) {
+      expect(diskFlags(w).some((f) => f.kind === 'write-waits')).toBe(w.write_waits === true);
+    }
+    // At the bound without a full cache (an estimator with the filling cache turned off).
+    const bounded: WhatIfAnswer = { ...SATURATED, cache_full: false };
+    expect(whatIfSummary(bounded).find((l) => l.key === 'destage')).toMatchObject({ warn: true, beside: 'at its bound: the write cache would fill' });
+    expect(destageWarning(bounded)).toContain(`${pct((SATURATED.destage_util ?? NaN) * 100)} more of the devices' time`);
   });
 
   it('reads an answer of a service older than these fields', () => {
@@ -183,13 +198,13 @@ describe('what-if dialog', () => {
     expect(closed).toBe(1);
   });
 
-  it('warns when destaging the cached writes would fill the cache', () => {
+  it('warns when the cached writes fill the cache, and flags the writers that wait', () => {
     renderIn(<WhatIfResult answer={SATURATED} names={new Map()} />);
     expect(screen.getByTestId('whatif-destage-saturated').textContent).toBe(destageWarning(SATURATED));
     const line = screen.getByTestId('whatif-summary').querySelector('tr[data-line="destage"]') as HTMLElement;
     expect(line.className).toBe('basil-warn');
     const redo = screen.getByTestId('whatif-table').querySelector('tr[data-disk="redo"]') as HTMLElement;
-    expect([...within(redo).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['sequential', 'cached writes']);
+    expect([...within(redo).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['sequential', 'cached writes', 'writes wait']);
     expect(within(redo).getByTestId('whatif-confidence').getAttribute('data-alone')).toBe('yes');
     expect(within(redo).queryByTestId('whatif-confidence-reason')).toBeNull();
   });

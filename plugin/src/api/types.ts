@@ -583,6 +583,8 @@ export interface WhatIfWorkload {
   positioning_added_ms?: number | null;
   /** What the change in the devices' destage load adds to its reads (ms). */
   destage_added_ms?: number | null;
+  /** The write cache is full (`cache_full`): its cached writes wait `admission_wait_ms` for it. */
+  write_waits?: boolean;
   /** "measured alone", or "never measured alone: <why the estimate is weaker>". */
   confidence: string;
 }
@@ -639,8 +641,17 @@ export interface WhatIfAnswer {
   destage_source?: string;
   /** ΔU: what interleaving adds to the devices' share of time destaging cached writes. */
   destage_util?: number | null;
-  /** ΔU at its bound: the write cache would fill, which the prediction does not model. */
+  /** ΔU at its bound, or the cache full. */
   destage_saturated?: boolean;
+  /** ΔU the cached writes would need with the cache keeping up (above the bound: it fills). */
+  destage_demand?: number | null;
+  /** The destage demand exceeds what the devices give it: the cache fills, and cached writes are
+   * admitted at the rate the devices destage (ΔU at its bound). */
+  cache_full?: boolean;
+  /** The write IOPS the full cache admits, of the disks whose writes wait (0 when it keeps up). */
+  admitted_write_iops?: number | null;
+  /** What a cached write waits for the full cache to take it (ms; 0 when it keeps up). */
+  admission_wait_ms?: number | null;
   workloads: WhatIfWorkload[];
   inputs: WhatIfInput[];
 }

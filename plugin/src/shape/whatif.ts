@@ -22,7 +22,7 @@ export interface Added {
 }
 
 export interface Flag {
-  kind: 'sequential' | 'write-cached';
+  kind: 'sequential' | 'write-cached' | 'write-waits';
   label: string;
   title: string;
 }
@@ -81,6 +81,13 @@ export function diskFlags(w: WhatIfWorkload): Flag[] {
       kind: 'write-cached',
       label: 'cached writes',
       title: 'writes acknowledged by the write-back cache: their latency is kept, their destaging loads the devices',
+    });
+  }
+  if (w.write_waits) {
+    out.push({
+      kind: 'write-waits',
+      label: 'writes wait',
+      title: 'the write cache is full: its cached writes wait for the cache to take them, at the rate the devices destage',
     });
   }
   return out;
@@ -199,7 +206,7 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
       key: 'destage',
       label: 'ΔU, added destage utilisation',
       value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${compact(Math.abs(a.destage_util) * 100)} %` : DASH,
-      beside: saturated ? 'at its bound: the write cache would fill' : null,
+      beside: a.cache_full === true ? 'at its bound: the write cache is full' : saturated ? 'at its bound: the write cache would fill' : null,
       source: null,
       warn: saturated,
     });
@@ -218,6 +225,15 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
 /** The warning of a saturated destage (null when the cache keeps up). */
 export function destageWarning(a: WhatIfAnswer): string | null {
   if (a.destage_saturated !== true) return null;
+  if (a.cache_full === true) {
+    const demand = typeof a.destage_demand === 'number' ? ` (${pct(a.destage_demand * 100)} more of their time)` : '';
+    const admitted = typeof a.admitted_write_iops === 'number' ? `, ${iops(a.admitted_write_iops)} IO/s of them admitted` : '';
+    return (
+      `The devices cannot destage the cached writes as fast as they would come${demand}: the write cache fills, ` +
+      `and cached writes wait about ${ms(a.admission_wait_ms ?? null)} each for it${admitted}. ` +
+      "The writers' predicted latencies include that wait; how long the cache takes to fill is not known."
+    );
+  }
   return (
     `Destaging the cached writes would take ${pct(typeof a.destage_util === 'number' ? a.destage_util * 100 : null)} more of the devices' time, ` +
     'the bound: the write cache would fill and writes would wait for the devices, which the prediction does not model. ' +
