@@ -158,10 +158,15 @@ def _pod_basis(svc: Service, pod: ResolvedPod) -> Basis:
 
 
 def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
-    return svc.cache.get(("pod", pod.name), _pod_basis(svc, pod), lambda: _build_pod_view(svc, pod))
+    # The plans are read only for the count of pending moves: a plan created or cancelled (a burst of
+    # them) builds that count again, not the rest of the view (datastores, models, samples, rounds).
+    base_basis = svc.basis([pod.vcenter], FITS + RECOMMENDATIONS + PREDICTIONS, (SAMPLES, ROUNDS, CONFIG))
+    base = svc.cache.get(("pod", pod.name), base_basis, lambda: _build_pod_view(svc, pod))
+    return {**base, "pending_moves": len(_pending_moves(svc, pod.name))}
 
 
 def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
+    """A pod's view but for its count of pending moves (None here; see _pod_view)."""
     inv = svc.inventory(pod.vcenter, refresh=False)
     try:
         state: dict[str, Any] | None = pod_state(svc, pod)
@@ -181,7 +186,7 @@ def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
             datastore_summary(svc, pod.vcenter, inv.datastores[d], pod, state) for d in pod.datastores
         ],
         "missing": list(pod.missing),
-        "pending_moves": len(_pending_moves(svc, pod.name)),
+        "pending_moves": None,  # the plans' part, filled in by _pod_view
         "last_recommendation": _round_of(svc, pod.name),
         "prediction_error": _prediction_summary(svc, pod.name),
     }
