@@ -124,10 +124,7 @@ def datastore_summary(
 def _pending_moves(svc: Service, pod: str) -> list[plan_store.Move]:
     def build() -> list[plan_store.Move]:
         with svc.store.read_session() as session:
-            plans = plan_store.list_plans(
-                session, pod=pod, states=["proposed", "approved", "running"], limit=100
-            )
-        return [m for p in plans for m in p.moves if m.state in ("pending", "running")]
+            return plan_store.pending_moves(session, pod, plans=100)
 
     return svc.cache.get(("pending_moves", pod), svc.basis(tables=PLANS), build)
 
