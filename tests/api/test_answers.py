@@ -4,6 +4,7 @@ repeated read is answered from the cache; callers of different roles never share
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from flask import Flask
@@ -157,3 +158,27 @@ def test_a_large_answer_is_served_but_not_kept(api_env: ApiEnv) -> None:
     assert len(first.get_data()) > 10
     assert len(answers) == 0
     assert answers.hits == 0
+
+
+def test_readers_arriving_together_after_a_plan_write_build_the_answer_once(api_env: ApiEnv) -> None:
+    app, answers = _cached_app(api_env)
+    headers = api_env.headers("viewer")
+    assert app.test_client().get("/api/v1/pods/basil", headers=headers).status_code == 200
+    plan = _explicit_plan(api_env)  # moves the plans' generation: the kept answer no longer holds
+    builds = answers.misses
+    bodies: list[Any] = []
+
+    def read() -> None:
+        resp = app.test_client().get("/api/v1/pods/basil", headers=headers)
+        bodies.append((resp.status_code, resp.get_json()))
+
+    readers = [threading.Thread(target=read) for _ in range(8)]
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join()
+    assert answers.misses == builds + 1  # one reader built it; the others waited for it or hit it
+    assert len(bodies) == 8
+    assert all(b == bodies[0] for b in bodies)
+    assert bodies[0][0] == 200
+    assert {m["id"] for m in plan["moves"]} <= {m["id"] for m in bodies[0][1]["pending"]}  # the write shows

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from basil.app import Actor, Service
+from basil.app import Actor, Service, views
 from basil.store import Store
 from tests.app.conftest import SCENARIOS, collect, lab_config
 from tests.vcenter.labproc import LabProcess
@@ -91,6 +91,32 @@ def test_plans_reach_the_views(svc: Service) -> None:
     svc.cancel_plan(plan["id"], OPERATOR)
     assert svc.pods()[0]["pending_moves"] == 0
     assert svc.pod(POD)["pending"] == []
+
+
+def test_a_plan_write_builds_only_the_plans_part_of_the_pod_view(
+    svc: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[str] = []
+    build = views._build_pod_view
+
+    def counted(s: Service, pod: Any) -> dict[str, Any]:
+        built.append(pod.name)
+        return build(s, pod)
+
+    monkeypatch.setattr(views, "_build_pod_view", counted)
+    before = svc.pods()[0]
+    built.clear()
+    moving = a_disk_on(svc, "6diskLUN")
+    plan = svc.create_plan(OPERATOR, pod=POD, moves=[{"disk": moving["disk"]["id"], "to": "9diskLUN"}])
+    after = svc.pods()[0]
+    assert after["pending_moves"] == before["pending_moves"] + 1  # the write shows
+    assert {k: v for k, v in after.items() if k != "pending_moves"} == {
+        k: v for k, v in before.items() if k != "pending_moves"
+    }
+    assert list(after) == list(before)  # the same fields in the same order
+    svc.cancel_plan(plan["id"], OPERATOR)
+    assert svc.pod(POD)["pending_moves"] == before["pending_moves"]
+    assert built == []  # neither write built the rest of the view again
 
 
 def test_a_recommendation_reaches_the_views(svc: Service) -> None:

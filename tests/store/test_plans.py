@@ -25,6 +25,7 @@ from basil.store.plans import (
     last_moved,
     last_moves,
     list_plans,
+    pending_moves,
     prune_plans,
     resumable_plans,
     running_moves,
@@ -273,3 +274,39 @@ def test_last_moves_keeps_each_disks_latest_success(store: Store) -> None:
             finish_move(session, plan.moves[0].id, outcome, now=NOW + timedelta(minutes=minutes))
     with store.read_session() as session:
         assert last_moves(session, "vc") == {("vm-1", 2000): NOW + timedelta(minutes=30)}
+
+
+def test_pending_moves_are_those_of_the_newest_open_plans(store: Store) -> None:
+    def plan_of(pod: str, first_key: int, moves: int = 2) -> Plan:
+        with store.session() as session:
+            specs = [move(first_key + i) for i in range(moves)]
+            return create_plan(session, pod, "vc", specs, created_by="alice", now=NOW)
+
+    cancelled = plan_of("gold", 3000)
+    with store.session() as session:
+        cancel_plan(session, cancelled.id, "bob", now=NOW)
+    running = plan_of("gold", 3100, moves=3)
+    with store.session() as session:
+        approve_plan(session, running.id, "bob", now=NOW)
+        start_plan(session, running.id, now=NOW)
+        start_move(session, running.moves[0].id, now=NOW)
+        finish_move(session, running.moves[0].id, "succeeded", now=NOW)
+        start_move(session, running.moves[1].id, now=NOW)
+    plan_of("silver", 3200)
+    plan_of("gold", 3300, moves=1)
+    newest = plan_of("gold", 3400)
+
+    def expected(limit: int) -> list[tuple[int, int]]:
+        with store.read_session() as session:
+            plans = list_plans(session, pod="gold", states=["proposed", "approved", "running"], limit=limit)
+        return [(m.plan_id, m.seq) for p in plans for m in p.moves if m.state in ("pending", "running")]
+
+    for limit in (1, 2, 100):
+        with store.read_session() as session:
+            found = pending_moves(session, "gold", plans=limit)
+        assert [(m.plan_id, m.seq) for m in found] == expected(limit)
+    with store.read_session() as session:
+        moves = pending_moves(session, "gold")
+    assert [m.plan_id for m in moves][:2] == [newest.id, newest.id]
+    assert [(m.seq, m.state) for m in moves if m.plan_id == running.id] == [(1, "running"), (2, "pending")]
+    assert cancelled.id not in {m.plan_id for m in moves}

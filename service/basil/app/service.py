@@ -986,8 +986,8 @@ class Service:
                 raise_if_problems(problems, "plan")
                 assert pod is not None
                 assert moves is not None
-                resolved = self.resolved_pod(pod)
-                specs = moves_from_request(moves, resolved, self.inventory(resolved.vcenter), self.ids)
+                resolved = self.resolved_pod(pod)  # the inventory polled once, for both
+                specs = moves_from_request(moves, resolved, self.inventory(resolved.vcenter, False), self.ids)
                 with self.store.session() as session:
                     plan = plan_store.create_plan(
                         session,

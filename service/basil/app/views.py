@@ -124,10 +124,7 @@ def datastore_summary(
 def _pending_moves(svc: Service, pod: str) -> list[plan_store.Move]:
     def build() -> list[plan_store.Move]:
         with svc.store.read_session() as session:
-            plans = plan_store.list_plans(
-                session, pod=pod, states=["proposed", "approved", "running"], limit=100
-            )
-        return [m for p in plans for m in p.moves if m.state in ("pending", "running")]
+            return plan_store.pending_moves(session, pod, plans=100)
 
     return svc.cache.get(("pending_moves", pod), svc.basis(tables=PLANS), build)
 
@@ -158,10 +155,15 @@ def _pod_basis(svc: Service, pod: ResolvedPod) -> Basis:
 
 
 def _pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
-    return svc.cache.get(("pod", pod.name), _pod_basis(svc, pod), lambda: _build_pod_view(svc, pod))
+    # The plans are read only for the count of pending moves: a plan created or cancelled (a burst of
+    # them) builds that count again, not the rest of the view (datastores, models, samples, rounds).
+    base_basis = svc.basis([pod.vcenter], FITS + RECOMMENDATIONS + PREDICTIONS, (SAMPLES, ROUNDS, CONFIG))
+    base = svc.cache.get(("pod", pod.name), base_basis, lambda: _build_pod_view(svc, pod))
+    return {**base, "pending_moves": len(_pending_moves(svc, pod.name))}
 
 
 def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
+    """A pod's view but for its count of pending moves (None here; see _pod_view)."""
     inv = svc.inventory(pod.vcenter, refresh=False)
     try:
         state: dict[str, Any] | None = pod_state(svc, pod)
@@ -181,7 +183,7 @@ def _build_pod_view(svc: Service, pod: ResolvedPod) -> dict[str, Any]:
             datastore_summary(svc, pod.vcenter, inv.datastores[d], pod, state) for d in pod.datastores
         ],
         "missing": list(pod.missing),
-        "pending_moves": len(_pending_moves(svc, pod.name)),
+        "pending_moves": None,  # the plans' part, filled in by _pod_view
         "last_recommendation": _round_of(svc, pod.name),
         "prediction_error": _prediction_summary(svc, pod.name),
     }

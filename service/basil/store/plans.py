@@ -278,6 +278,28 @@ def list_plans(
     return [_plan(r, moves[r.id]) for r in rows]
 
 
+def pending_moves(session: Session, pod: str, *, plans: int = 100) -> list[Move]:
+    """The pending and running moves of the pod's newest *plans* open plans (proposed, approved,
+    running), newest plan first, each plan's in order: what ``list_plans`` of those plans holds, read
+    in one query of the moves alone (a pod's view reads it after every plan change)."""
+    session.flush()
+    plans_t, moves_t = PlanRow.__table__, PlanMoveRow.__table__
+    newest = (
+        select(plans_t.c.id, plans_t.c.created_at)
+        .where(plans_t.c.pod == pod, plans_t.c.state.in_(["proposed", "approved", "running"]))
+        .order_by(plans_t.c.created_at.desc(), plans_t.c.id.desc())
+        .limit(plans)
+        .subquery()
+    )
+    query = (
+        select(moves_t)
+        .join(newest, moves_t.c.plan_id == newest.c.id)
+        .where(moves_t.c.state.in_(["pending", "running"]))
+        .order_by(newest.c.created_at.desc(), newest.c.id.desc(), moves_t.c.seq)
+    )
+    return [_move(m) for m in session.execute(query)]
+
+
 def approve_plan(
     session: Session,
     plan_id: int,
