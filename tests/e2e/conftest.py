@@ -141,10 +141,16 @@ class ServeProcess:
             self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
+            except subprocess.TimeoutExpired as err:
+                self.proc.send_signal(signal.SIGUSR2)  # every thread's stack into serve.out, then kill
+                time.sleep(2)
                 self.proc.kill()
                 self.proc.wait(timeout=30)
-                raise
+                if self.drain is not None:
+                    self.drain.join(timeout=30)
+                raise AssertionError(
+                    f"basil serve did not stop in {timeout_s} s after {sig!r}:\n{self.log()[-20000:]}"
+                ) from err
         if self.drain is not None:
             self.drain.join(timeout=30)
         if self.proc.stdout is not None:

@@ -105,3 +105,19 @@ def test_sigterm_drains_and_a_running_plan_resumes_on_restart(slow_lab: LabProce
         assert len({j["id"] for j in jobs}) == len(jobs)
     finally:
         assert restarted.stop(signal.SIGINT) == 0, restarted.log()
+
+
+def test_sigusr2_writes_every_threads_stack_and_changes_nothing(slow_lab: LabProcess, tmp_path: Path) -> None:
+    """What a process that does not stop is waiting on, without a debugger: SIGUSR2 writes each thread's
+    stack to standard error (serve.log here), and the service goes on serving and stops as usual."""
+    serve = start_service(slow_lab, tmp_path)
+    try:
+        assert serve.get("/api/v1/health")["status"] in ("ok", "degraded")
+        serve.proc.send_signal(signal.SIGUSR2)
+        wait_for("the stacks in serve.log", lambda: "Current thread" in serve.log(), timeout_s=30)
+        log = serve.log()
+        assert "Thread 0x" in log  # every thread, not only the one the signal interrupted
+        assert "/basil/serve/" in log  # the serving thread's frames, with their files
+        assert serve.get("/api/v1/health")["status"] in ("ok", "degraded")  # still answering
+    finally:
+        assert serve.stop() == 0, serve.log()

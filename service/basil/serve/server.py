@@ -11,6 +11,7 @@ then ``service.shutdown()`` lets running moves end and stops the scheduler, and 
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import logging
 import signal
@@ -203,6 +204,9 @@ class BasilServer:
 
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
+        # SIGUSR2 writes every thread's stack to standard error and changes nothing: what a process that
+        # does not stop (or answer) is waiting on, without a debugger (docs/api.md).
+        faulthandler.register(signal.SIGUSR2, all_threads=True)
 
 
 def run(config: BasilConfig, service_factory: Callable[[BasilConfig], ServiceApi]) -> int:
