@@ -18,7 +18,7 @@ so that retention and rollups follow vCenter even when the two disagree or the l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
@@ -951,6 +951,47 @@ def _device_segment(session: Session, ids: list[int], segment: Segment) -> list[
     return out
 
 
+def _per_time_queries(
+    session: Session,
+    vcenter: str,
+    columns: tuple[Any, ...],
+    *,
+    disks: Sequence[tuple[str, str]],
+    timed: Sequence[tuple[str, str, int, int]],
+    since: int,
+    until: int,
+) -> Iterator[Select[Any]]:
+    """*columns* of the disk samples grouped by raw sample time, in queries of at most 500 of *disks*
+    over [since, until), and one per *timed* disk over its own [from, until) within it; disks the
+    store does not know are left out."""
+    table = _table(Disk)
+    wanted = set(disks) | {(vm, inst) for vm, inst, _a, _b in timed}
+    ids = {
+        (vm, instance): disk_id
+        for disk_id, vm, instance in session.execute(
+            select(table.c.id, table.c.vm, table.c.instance).where(table.c.vcenter == vcenter)
+        )
+        if (vm, instance) in wanted
+    }
+    raw = _table(DiskSample).c
+    static = [ids[d] for d in disks if d in ids]
+    for start in range(0, len(static), 500):
+        yield (
+            select(*columns)
+            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
+            .group_by(raw.ts)
+        )
+    for vm, instance, begin, end in timed:
+        if (vm, instance) in ids:
+            yield (
+                select(*columns)
+                .where(
+                    raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
+                )
+                .group_by(raw.ts)
+            )
+
+
 def disk_read_latency_us(
     session: Session,
     vcenter: str,
@@ -970,15 +1011,6 @@ def disk_read_latency_us(
     """
     if not disks and not timed:
         return {}
-    table = _table(Disk)
-    wanted = set(disks) | {(vm, inst) for vm, inst, _a, _b in timed}
-    ids = {
-        (vm, instance): disk_id
-        for disk_id, vm, instance in session.execute(
-            select(table.c.id, table.c.vm, table.c.instance).where(table.c.vcenter == vcenter)
-        )
-        if (vm, instance) in wanted
-    }
     raw = _table(DiskSample).c
     with_us = raw.read_latency_us.is_not(None)
     sums: dict[int, tuple[float, float, float]] = {}
@@ -994,22 +1026,10 @@ def disk_read_latency_us(
         func.sum(case((with_us, raw.read_latency_us * raw.read_iops), else_=0.0)),
         func.sum(case((with_us, raw.read_iops), else_=0.0)),
     )
-    static = [ids[d] for d in disks if d in ids]
-    for start in range(0, len(static), 500):
-        add(
-            select(*columns)
-            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
-            .group_by(raw.ts)
-        )
-    for vm, instance, begin, end in timed:
-        if (vm, instance) in ids:
-            add(
-                select(*columns)
-                .where(
-                    raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
-                )
-                .group_by(raw.ts)
-            )
+    for query in _per_time_queries(
+        session, vcenter, columns, disks=disks, timed=timed, since=since, until=until
+    ):
+        add(query)
     return {ts: (iops, lat / us if us > 0 else 0.0, us) for ts, (iops, lat, us) in sums.items()}
 
 
@@ -1037,15 +1057,6 @@ def cached_random_writes(
     interval's destaging by it (:mod:`basil.app.modelling`)."""
     if not disks and not timed:
         return {}
-    table = _table(Disk)
-    wanted = set(disks) | {(vm, inst) for vm, inst, _a, _b in timed}
-    ids = {
-        (vm, instance): disk_id
-        for disk_id, vm, instance in session.execute(
-            select(table.c.id, table.c.vm, table.c.instance).where(table.c.vcenter == vcenter)
-        )
-        if (vm, instance) in wanted
-    }
     raw = _table(DiskSample).c
     cached = and_(raw.write_iops > 0, raw.write_latency_ms <= write_cache_ms)
     seeks = raw.small_seeks + raw.medium_seeks + raw.large_seeks  # NULL when any counter is
@@ -1069,22 +1080,10 @@ def cached_random_writes(
                 before.random_iops + float(random_iops or 0.0), before.unknown + int(unknown or 0)
             )
 
-    static = [ids[d] for d in disks if d in ids]
-    for start in range(0, len(static), 500):
-        add(
-            select(*columns)
-            .where(raw.disk_id.in_(static[start : start + 500]), raw.ts >= since, raw.ts < until)
-            .group_by(raw.ts)
-        )
-    for vm, instance, begin, end in timed:
-        if (vm, instance) in ids:
-            add(
-                select(*columns)
-                .where(
-                    raw.disk_id == ids[(vm, instance)], raw.ts >= max(since, begin), raw.ts < min(until, end)
-                )
-                .group_by(raw.ts)
-            )
+    for query in _per_time_queries(
+        session, vcenter, columns, disks=disks, timed=timed, since=since, until=until
+    ):
+        add(query)
     return out
 
 
