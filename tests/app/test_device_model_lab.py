@@ -37,7 +37,9 @@ COPY_MBPS = 40  # web-2's 40 GB disk copies in about 1,000 s: 50 intervals
 @pytest.fixture(scope="module")
 def lab() -> Iterator[LabProcess]:
     with LabProcess.start(
-        SCENARIOS / "tiered.yaml", speed=0, extra=("--svmotion-mbps", str(COPY_MBPS))
+        SCENARIOS / "tiered.yaml",
+        speed=0,
+        extra=("--svmotion-mbps", str(COPY_MBPS), "--start", "2026-01-05T08:00:00Z"),
     ) as lab:
         yield lab
 

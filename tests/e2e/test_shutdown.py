@@ -121,3 +121,20 @@ def test_sigusr2_writes_every_threads_stack_and_changes_nothing(slow_lab: LabPro
         assert serve.get("/api/v1/health")["status"] in ("ok", "degraded")  # still answering
     finally:
         assert serve.stop() == 0, serve.log()
+
+
+def test_basil_serve_freezes_the_heap_of_its_start(slow_lab: LabProcess, tmp_path: Path) -> None:
+    """Once the vCenters' first connection attempts ended, the objects alive are moved out of the garbage
+    collector's way (its full collections then no longer walk them beside the API), and it goes on serving."""
+    serve = start_service(slow_lab, tmp_path)
+    try:
+        line = wait_for(
+            "the heap frozen",
+            lambda: next((x for x in serve.log().splitlines() if "heap frozen:" in x), None),
+            timeout_s=150,
+        )
+        frozen = int(line.split("heap frozen:")[1].split()[0])
+        assert frozen > 10_000, line  # the modules, pyVmomi's types and the service's objects
+        assert serve.get("/api/v1/health")["status"] in ("ok", "degraded")  # still answering
+    finally:
+        assert serve.stop() == 0, serve.log()

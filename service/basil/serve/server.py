@@ -63,8 +63,12 @@ class BasilServer:
         service_factory: Callable[[BasilConfig], ServiceApi],
         *,
         out: TextIO | None = None,
+        freeze_heap: bool = False,
     ) -> None:
         self.config = config
+        # The process's own server (:func:`run`) freezes the start's heap; one embedded in another
+        # program (the tests) leaves that program's collector alone.
+        self.freeze_heap = freeze_heap
         self.service_factory = service_factory
         self.out = out or sys.stdout
         self.service: ServiceApi | None = None
@@ -150,9 +154,10 @@ class BasilServer:
         """Answer requests until :meth:`stop`; then shut the service down. Returns when all is stopped."""
         assert self.server is not None
         assert self.service is not None
-        threading.Thread(
-            target=self._freeze_heap, args=(self.service,), name="basil-heap-freeze", daemon=True
-        ).start()
+        if self.freeze_heap:
+            threading.Thread(
+                target=self._freeze_heap, args=(self.service,), name="basil-heap-freeze", daemon=True
+            ).start()
         try:
             self.server.serve()
         finally:
@@ -184,7 +189,9 @@ class BasilServer:
         service.wait_connected(HEAP_FREEZE_WAIT_S)
         gc.collect()
         gc.freeze()
-        log.info("heap frozen: %d objects no longer walked by the garbage collector", gc.get_freeze_count())
+        self._say(
+            f"basil serve: heap frozen: {gc.get_freeze_count()} objects out of the garbage collector's way"
+        )
         self.heap_frozen.set()
 
     def stop(self) -> None:
@@ -211,7 +218,7 @@ class BasilServer:
 
 def run(config: BasilConfig, service_factory: Callable[[BasilConfig], ServiceApi]) -> int:
     """Serve until SIGTERM/SIGINT; 0 after a graceful stop."""
-    server = BasilServer(config, service_factory)
+    server = BasilServer(config, service_factory, freeze_heap=True)
     listening = server.prepare()
     server.install_signal_handlers()
     server.banner(listening)
