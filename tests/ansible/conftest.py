@@ -86,7 +86,9 @@ def ansible_env() -> Iterator[AnsibleEnv]:
         workdir = Path(tmp)
         serve = start_service(
             lab, workdir,
-            schedules={"recommend_s": 3600, "srp_s": 5},
+            # The playbooks run collect and model when they need fresh models (basil_rebalance_refresh_jobs);
+            # an hourly model job keeps a scheduled refit from landing between two playbook runs.
+            schedules={"recommend_s": 3600, "srp_s": 5, "model_s": 3600},
         )  # fmt: skip
         try:
             stage(workdir / "collections")

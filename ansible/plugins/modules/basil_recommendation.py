@@ -96,6 +96,18 @@ total_gb:
   returned: always
   type: float
   sample: 20.0
+stop_reason:
+  description: Why Basil's round stopped where it did, for example the pod is under its threshold, or the disks
+    that could lower its imbalance are pinned (recently moved, excluded, anti-affine; see pinned_blocking_total).
+  returned: when there is a recommendation
+  type: str
+  sample: "no eligible disk lowers the imbalance; 2 disks that could are pinned (see pinned_blocking)"
+pinned_blocking_total:
+  description: How many disks that could lower the imbalance are pinned (listed in the recommendation's
+    pinned_blocking with their reasons).
+  returned: always
+  type: int
+  sample: 0
 computed:
   description: Whether this run computed the recommendation.
   returned: always
@@ -114,11 +126,13 @@ from ansible_collections.basil.vsphere.plugins.module_utils.basil_api import (
 def describe(recommendation):
     """The figures a play gates on, from a recommendation (or None)."""
     if not recommendation:
-        return dict(move_count=0, total_gb=0.0)
+        return dict(move_count=0, total_gb=0.0, pinned_blocking_total=0)
     moves = recommendation.get("moves") or []
     out = dict(
         move_count=len(moves),
         total_gb=round(sum(float(m.get("size_gb") or 0) for m in moves), 3),
+        stop_reason=recommendation.get("stop_reason"),
+        pinned_blocking_total=int(recommendation.get("pinned_blocking_total") or 0),
     )
     for side in ("before", "after"):
         state = recommendation.get(side) or {}
