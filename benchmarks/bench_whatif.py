@@ -26,12 +26,16 @@ Sets of combinations:
   streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150;
 - ``sixth``: written down before the filling cache was modelled (task wif3) and not run before
   that change was final: new and earlier types, with cached writers strong enough to saturate
-  destaging and without, on a 6 x 7.2k SATA RAID 6 LUN with a 512 MB cache, scenario seed 6606.
+  destaging and without, on a 6 x 7.2k SATA RAID 6 LUN with a 512 MB cache, scenario seed 6606;
+- ``seventh``: written down (task wif4) before a cache already full where a disk was measured was
+  carried to its neighbours, and not run before that change was final: new and earlier types, with
+  disks whose writes alone may overflow the cache, cached writers and plain pairs, on a 5 x 10k SAS
+  RAID 5 LUN with a 256 MB cache, scenario seed 7707.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|all]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|seventh|all]
         [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
         [--parallelism M]
@@ -275,6 +279,53 @@ def sixth(triples: bool) -> Setup:
         combos += [("audit", "cdc", "catalog"), ("catalog", "report", "webserver")]
     device = {"kind": "sata7k", "disks": 6, "raid": "6", "cache_mb": 512}
     return Setup("sixth", 6606, device, SIXTH_WORKLOADS, combos)
+
+
+# Seventh set: four new types beside types of the earlier sets.
+SEVENTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a spool of large sequential writes (more MB/s than a small array destages), a ledger (a log
+    # of 8 KB sequential writes), a ticketing disk (half cached 4 KB random writes), a lookup disk
+    # (8 KB random reads) and a streaming reader (128 KB, mostly sequential)
+    "spool": {"oio": 2, "io_size_kb": 64, "read_pct": 2, "random_pct": 5},
+    "ledger": {"oio": {"min": 1, "max": 2}, "io_size_kb": 8, "read_pct": 5, "random_pct": 10},
+    "ticket": {"oio": {"min": 3, "max": 8}, "io_size_kb": 4, "read_pct": 50, "random_pct": 100},
+    "lookup": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 95, "random_pct": 100},
+    "stream": {"oio": 2, "io_size_kb": 128, "read_pct": 100, "random_pct": 15},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("vdi",)},
+    **{k: FOURTH_WORKLOADS[k] for k in ("search",)},
+    **{k: FIFTH_WORKLOADS[k] for k in ("kv",)},
+    **{k: SIXTH_WORKLOADS[k] for k in ("audit", "cdc", "catalog")},
+}
+
+
+def seventh(triples: bool) -> Setup:
+    """Written down (2026-11-26 06:45 UTC, issue 16, task wif4) and committed before the full cache
+    was carried to the neighbours, and not run before that estimator change was final: five new
+    types (a spool of 64 KB sequential writes, a ledger, a ticketing disk, a lookup disk, a
+    streaming reader) and pairs and triples with types of the earlier sets: some with a disk whose
+    writes alone may already overflow the cache (spool, audit), some with cached writers that may
+    saturate destaging (ticket, cdc, ledger), some plain; on a LUN of a kind, RAID level, size and
+    cache no other set used (5 x 10k SAS RAID 5, 256 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("spool", "lookup"),
+        ("spool", "oltp"),
+        ("spool", "ticket"),
+        ("audit", "lookup"),
+        ("audit", "exchange"),
+        ("ledger", "lookup"),
+        ("ledger", "search"),
+        ("ticket", "lookup"),
+        ("ticket", "webserver"),
+        ("cdc", "kv"),
+        ("lookup", "exchange"),
+        ("stream", "vdi"),
+        ("lookup", "catalog"),
+    ]
+    if triples:
+        combos += [("spool", "ledger", "lookup"), ("ticket", "lookup", "webserver")]
+    device = {"kind": "sas10k", "disks": 5, "raid": "5", "cache_mb": 256}
+    return Setup("seventh", 7707, device, SEVENTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -608,7 +659,9 @@ def main() -> None:
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
-        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "all"), default="all"
+        "--set",
+        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "all"),
+        default="all",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -646,7 +699,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
