@@ -38,6 +38,7 @@ both runs (the lab draws a ranged OIO per VM and interval): the comparison is of
     .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|seventh|all]
         [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
+        [--no-full-cache]
         [--parallelism M]
         [--service]
 
@@ -571,6 +572,7 @@ def evaluate(
     separate: bool = True,
     service: bool = False,
     filling: bool = True,
+    full_carried: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -593,6 +595,9 @@ def evaluate(
     if not filling:
         print("diagnostic: the cache never fills (the destage stretch only bounded, writes stay cached)")
         device = replace(device, cache_fills=False)
+    if not full_carried:
+        print("diagnostic: a cache full where a disk was measured is not carried to its neighbours")
+        device = replace(device, full_cache_carried=False)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -635,7 +640,9 @@ def evaluate(
         label = "+".join(combo)
         print(
             f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
-            f"  U {p.destage_util:.2f}" + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
+            f"  U {p.destage_util:.2f}"
+            + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
+            + (f" full where measured: {','.join(p.full_where_measured)}" if p.full_where_measured else "")
         )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
@@ -692,6 +699,12 @@ def main() -> None:
         "before the filling cache was modelled)",
     )
     parser.add_argument(
+        "--no-full-cache",
+        action="store_true",
+        help="diagnostic: a cache full where a disk was measured (its writes slower than a cache hit "
+        "alone) is not carried to its neighbours (the estimator before task wif4)",
+    )
+    parser.add_argument(
         "--service",
         action="store_true",
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
@@ -717,6 +730,7 @@ def main() -> None:
                     separate=not args.no_separation,
                     service=args.service,
                     filling=not args.no_filling,
+                    full_carried=not args.no_full_cache,
                 )
         finally:
             if args.cache:
