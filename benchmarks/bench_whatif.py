@@ -26,14 +26,19 @@ Sets of combinations:
   streams, on a 10 x 10k SAS RAID 6 LUN, scenario seed 5150;
 - ``sixth``: written down before the filling cache was modelled (task wif3) and not run before
   that change was final: new and earlier types, with cached writers strong enough to saturate
-  destaging and without, on a 6 x 7.2k SATA RAID 6 LUN with a 512 MB cache, scenario seed 6606.
+  destaging and without, on a 6 x 7.2k SATA RAID 6 LUN with a 512 MB cache, scenario seed 6606;
+- ``seventh``: written down (task wif4) before a cache already full where a disk was measured was
+  carried to its neighbours, and not run before that change was final: new and earlier types, with
+  disks whose writes alone may overflow the cache, cached writers and plain pairs, on a 5 x 10k SAS
+  RAID 5 LUN with a 256 MB cache, scenario seed 7707.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|all]
+    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|seventh|all]
         [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
+        [--no-full-cache]
         [--parallelism M]
         [--service]
 
@@ -275,6 +280,53 @@ def sixth(triples: bool) -> Setup:
         combos += [("audit", "cdc", "catalog"), ("catalog", "report", "webserver")]
     device = {"kind": "sata7k", "disks": 6, "raid": "6", "cache_mb": 512}
     return Setup("sixth", 6606, device, SIXTH_WORKLOADS, combos)
+
+
+# Seventh set: four new types beside types of the earlier sets.
+SEVENTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a spool of large sequential writes (more MB/s than a small array destages), a ledger (a log
+    # of 8 KB sequential writes), a ticketing disk (half cached 4 KB random writes), a lookup disk
+    # (8 KB random reads) and a streaming reader (128 KB, mostly sequential)
+    "spool": {"oio": 2, "io_size_kb": 64, "read_pct": 2, "random_pct": 5},
+    "ledger": {"oio": {"min": 1, "max": 2}, "io_size_kb": 8, "read_pct": 5, "random_pct": 10},
+    "ticket": {"oio": {"min": 3, "max": 8}, "io_size_kb": 4, "read_pct": 50, "random_pct": 100},
+    "lookup": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 95, "random_pct": 100},
+    "stream": {"oio": 2, "io_size_kb": 128, "read_pct": 100, "random_pct": 15},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("vdi",)},
+    **{k: FOURTH_WORKLOADS[k] for k in ("search",)},
+    **{k: FIFTH_WORKLOADS[k] for k in ("kv",)},
+    **{k: SIXTH_WORKLOADS[k] for k in ("audit", "cdc", "catalog")},
+}
+
+
+def seventh(triples: bool) -> Setup:
+    """Written down (2026-11-26 06:45 UTC, issue 16, task wif4) and committed before the full cache
+    was carried to the neighbours, and not run before that estimator change was final: five new
+    types (a spool of 64 KB sequential writes, a ledger, a ticketing disk, a lookup disk, a
+    streaming reader) and pairs and triples with types of the earlier sets: some with a disk whose
+    writes alone may already overflow the cache (spool, audit), some with cached writers that may
+    saturate destaging (ticket, cdc, ledger), some plain; on a LUN of a kind, RAID level, size and
+    cache no other set used (5 x 10k SAS RAID 5, 256 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("spool", "lookup"),
+        ("spool", "oltp"),
+        ("spool", "ticket"),
+        ("audit", "lookup"),
+        ("audit", "exchange"),
+        ("ledger", "lookup"),
+        ("ledger", "search"),
+        ("ticket", "lookup"),
+        ("ticket", "webserver"),
+        ("cdc", "kv"),
+        ("lookup", "exchange"),
+        ("stream", "vdi"),
+        ("lookup", "catalog"),
+    ]
+    if triples:
+        combos += [("spool", "ledger", "lookup"), ("ticket", "lookup", "webserver")]
+    device = {"kind": "sas10k", "disks": 5, "raid": "5", "cache_mb": 256}
+    return Setup("seventh", 7707, device, SEVENTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -520,6 +572,7 @@ def evaluate(
     separate: bool = True,
     service: bool = False,
     filling: bool = True,
+    full_carried: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -542,6 +595,9 @@ def evaluate(
     if not filling:
         print("diagnostic: the cache never fills (the destage stretch only bounded, writes stay cached)")
         device = replace(device, cache_fills=False)
+    if not full_carried:
+        print("diagnostic: a cache full where a disk was measured is not carried to its neighbours")
+        device = replace(device, full_cache_carried=False)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -584,7 +640,9 @@ def evaluate(
         label = "+".join(combo)
         print(
             f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
-            f"  U {p.destage_util:.2f}" + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
+            f"  U {p.destage_util:.2f}"
+            + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
+            + (f" full where measured: {','.join(p.full_where_measured)}" if p.full_where_measured else "")
         )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
@@ -608,7 +666,9 @@ def main() -> None:
     parser.add_argument("--intervals", type=int, default=45, help="20 s intervals per run (45 = 15 min)")
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
-        "--set", choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "all"), default="all"
+        "--set",
+        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "all"),
+        default="all",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -639,6 +699,12 @@ def main() -> None:
         "before the filling cache was modelled)",
     )
     parser.add_argument(
+        "--no-full-cache",
+        action="store_true",
+        help="diagnostic: a cache full where a disk was measured (its writes slower than a cache hit "
+        "alone) is not carried to its neighbours (the estimator before task wif4)",
+    )
+    parser.add_argument(
         "--service",
         action="store_true",
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
@@ -646,7 +712,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth)]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh)]
     if args.set != "all":
         setups = [s for s in setups if s.name == args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
@@ -664,6 +730,7 @@ def main() -> None:
                     separate=not args.no_separation,
                     service=args.service,
                     filling=not args.no_filling,
+                    full_carried=not args.no_full_cache,
                 )
         finally:
             if args.cache:

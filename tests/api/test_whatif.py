@@ -110,6 +110,37 @@ def test_whatif_destages_a_cached_sequential_writer(api_env: ApiEnv, document: d
     assert "datastore.write_cost" in resp.get_data(as_text=True)
 
 
+def test_whatif_carries_a_cache_full_where_measured(api_env: ApiEnv, document: dict[str, Any]) -> None:
+    audit = {
+        "name": "audit",
+        "read_iops": 15,
+        "write_iops": 370,
+        "read_latency_ms": 3.5,
+        "write_latency_ms": 5,  # slower than a cache hit alone: the cache was full where it ran
+        "random_pct": 10,
+    }
+    catalog = {
+        "name": "catalog",
+        "read_iops": 250,
+        "write_iops": 28,
+        "read_latency_ms": 31,
+        "write_latency_ms": 0.37,
+        "random_pct": 100,
+    }
+    question = {
+        "datastore": {"parallelism": 5.5, "positioning_ms": 11.6, "write_cost": 6},
+        "disks": [audit, catalog],
+    }
+    resp = api_env.post("/api/v1/whatif", role="viewer", json=question)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert conforms(document, "/api/v1/whatif", body) == []
+    assert body["full_where_measured"] == ["audit"]
+    assert body["cache_full"] is True
+    assert [w["write_through"] for w in body["workloads"]] == [False, True]
+    assert body["workloads"][1]["write_latency_ms"] > 2 * 11.6  # two rounds of a positioning on RAID 6
+
+
 def test_whatif_bad_input_names_the_field(api_env: ApiEnv) -> None:
     bad = {"disks": [{**WHATIF["disks"][0], "read_iops": -3}]}  # type: ignore[index, dict-item]
     resp = api_env.post("/api/v1/whatif", role="viewer", json=bad)

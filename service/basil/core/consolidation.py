@@ -90,7 +90,25 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   keeping up would need, ``admission_wait_ms``, ``admitted_write_iops``, per disk
   ``write_waits``); ``DeviceParams.cache_fills`` False keeps the earlier rule (a stretch bounded,
   writes at their cached latency). Not modelled: the time a cache takes to fill (its size and the
-  surplus rate), nor writes going through to the devices once it is full.
+  surplus rate), nor a filling cache's writes going through to the devices once it is full.
+- The cache full where a disk was measured (:func:`full_where_measured`). A write-back cache makes
+  a write wait only once it is full: then writes wait for the devices. So a disk whose writes
+  were slower than a cache hit (``write_cache_ms``) where it ran, on a datastore with a cache,
+  says the cache was full there: its writes were device writes, the RAID penalty in them, and
+  they count in its batches whole (the write share w is 1 for it, not the paper's half: not a
+  cache hit, not throttled by the host). Its writes alone overran the cache, so on the
+  consolidated datastore the cache is full for everyone: the cached writes of every disk of
+  another group go through to the devices (:func:`write_through_ms`): the positioned share
+  p = r + s·f of a write is a small write of k operations in two rounds on parity RAID (k > 2)
+  and one on mirrors and RAID 0, each round a positioning t_pos behind the datastore's IOs in
+  flight on m servers, t_pos·(1 + Q/m), the device model's line; the continuing share is
+  gathered into full stripes, one round behind the same queue; stretched by the destage load.
+  Those disks are closed loops: their IOPS fall with their write latency (the damped fixed
+  point). Their writes' device work is the work destaging them cost, so it stays in ΔU at the
+  predicted write rates. The answer: ``cache_full``, ``full_where_measured`` (the disks taken as
+  measured with the cache full) and per disk ``write_through`` (and ``write_waits``); no
+  admission wait then. ``DeviceParams.full_cache_carried`` False keeps the rule before (such a
+  disk only taken as uncached). A departure does not model a full cache.
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
@@ -260,6 +278,10 @@ class DeviceParams:
     # Where the destage demand exceeds what the devices can give it, the cache fills and the cached
     # writers' writes wait for the devices (module doc); False: the stretch is only bounded (before).
     cache_fills: bool = True
+    # A disk whose writes alone were slower than a cache hit had the cache full where it was measured:
+    # carried to its neighbours, whose cached writes then go through to the devices (module doc);
+    # False: the rule before (such a disk only taken as uncached).
+    full_cache_carried: bool = True
 
     @property
     def destage_op_ms(self) -> float | None:
@@ -316,6 +338,8 @@ class WorkloadPrediction:
     positioning_added_ms: float = 0.0  # Δ: what interleaving adds to (or, leaving, takes from) its IOs
     destage_added_ms: float = 0.0  # what the change in destage load adds to its reads
     write_waits: bool = False  # the cache is full: its cached writes wait for the devices
+    # a disk measured with the cache full is beside it: its cached writes go through to the devices
+    write_through: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -331,6 +355,7 @@ class WorkloadPrediction:
             "positioning_added_ms": self.positioning_added_ms,
             "destage_added_ms": self.destage_added_ms,
             "write_waits": self.write_waits,
+            "write_through": self.write_through,
             "confidence": self.confidence,
         }
 
@@ -355,6 +380,8 @@ class ConsolidationPrediction:
     destage_demand: float = 0.0  # ΔU the cached writes would need with the cache keeping up
     cache_full: bool = False  # the demand exceeds the bound: the writers' writes wait for the devices
     admission_wait_ms: float = 0.0  # what a cached write waits for the full cache to take it
+    # the disks whose writes alone were slower than a cache hit: the cache was full where measured
+    full_where_measured: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -384,6 +411,7 @@ class ConsolidationPrediction:
             "cache_full": self.cache_full,
             "admitted_write_iops": sum(w.write_iops for w in self.workloads if w.write_waits),
             "admission_wait_ms": self.admission_wait_ms,
+            "full_where_measured": list(self.full_where_measured),
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -516,6 +544,42 @@ def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
         and workload.write_iops > 0
         and workload.write_latency_ms <= device.write_cache_ms
     )
+
+
+def full_where_measured(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
+    """Its writes were slower than a cache hit on a datastore with a write-back cache: the cache was
+    full where it was measured (a write-back cache makes a write wait only once it is full, when
+    writes wait for the devices), so its writes were device load, in its own figures (module doc).
+    Needs a cache (``write_cache_ms``), the device's line (t_pos) to price a write that goes through,
+    and a known k; off with ``full_cache_carried`` False."""
+    return (
+        device.full_cache_carried
+        and device.write_cache_ms is not None
+        and device.positioning_ms is not None
+        and device.write_cost is not None
+        and workload.write_iops > 0
+        and workload.write_latency_ms > device.write_cache_ms
+    )
+
+
+def write_through_ms(
+    workload: WorkloadMeasurement, interleaved: float, queue: float, stretch: float, device: DeviceParams
+) -> float:
+    """A write that goes through a full cache to the devices, the RAID penalty in the foreground: its
+    positioned share p = r + s·f (random, or sequential broken up by other streams) is a small
+    write, in two rounds on parity RAID (k > 2: read old data and parity, then write both; the
+    operations of a round run on different devices at once) and one round on mirrors and RAID 0;
+    each round a positioning t_pos behind the *queue* of IOs in flight on m servers, t_pos·(1 + Q/m)
+    (the device model's line at the datastore's outstanding IOs). Its continuing share is gathered
+    into full stripes, one round without positioning, behind the same queue. Stretched by the
+    destage load; never below the cache hit it had (module doc)."""
+    position = device.positioning_ms or 0.0
+    rounds = 2.0 if (device.write_cost or 1.0) > 2.0 else 1.0
+    share = 0.0 if workload.random_pct is None else workload.random_pct / 100.0
+    positioned = min(1.0, share + workload.sequential_share * interleaved)
+    behind = position * queue / device.parallelism
+    through = positioned * rounds * (position + behind) + (1.0 - positioned) * behind
+    return max(workload.write_latency_ms, through * stretch)
 
 
 def _positioning_batches_ms(
@@ -683,6 +747,20 @@ def _admission(
     return admitted(high)
 
 
+def _through(
+    keys: Sequence[str], workloads: Sequence[WorkloadMeasurement], device: DeviceParams
+) -> tuple[frozenset[int], bool]:
+    """The disks whose cached writes go through to the devices: beside a disk of another group
+    measured with the cache full (:func:`full_where_measured`); its own group's figures have it.
+    And whether such a full cache is carried at all (a disk of another group beside it)."""
+    full_groups = {key for key, w in zip(keys, workloads, strict=True) if full_where_measured(w, device)}
+    return frozenset(
+        i
+        for i, (key, w) in enumerate(zip(keys, workloads, strict=True))
+        if full_groups - {key} and _write_cached(w, device)
+    ), any(full_groups - {key} for key in keys)
+
+
 def predict_consolidation(
     workloads: Sequence[WorkloadMeasurement], device: DeviceParams
 ) -> ConsolidationPrediction:
@@ -711,7 +789,9 @@ def predict_consolidation(
         seen[key] = seen.get(key, 0.0) + w.queue
     interference: dict[str, float] = {}
     for key, w in zip(keys, workloads, strict=True):
-        interference[key] = interference.get(key, 0.0) + w.batches_ms(m, w_share, seen[key])
+        # A disk measured with the cache full wrote to the devices: its writes' batches count whole.
+        writes_share = 1.0 if full_where_measured(w, device) else w_share
+        interference[key] = interference.get(key, 0.0) + w.batches_ms(m, writes_share, seen[key])
     all_interference = sum(interference.values())
     measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
 
@@ -723,6 +803,9 @@ def predict_consolidation(
     # free a block, the same wait for all (first come, first served), on top of the cache's ack.
     waiting: frozenset[int] = frozenset()
     admission = 0.0
+    # The cache full where a disk was measured, carried to the datastore (module doc): the cached
+    # writes of every disk of another group go through to the devices.
+    (through, carried), all_queue = _through(keys, workloads, device), sum(w.queue for w in workloads)
 
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
@@ -732,13 +815,21 @@ def predict_consolidation(
             added = all_interference - interference[key] + delta + behind
             cached = _write_cached(w, device)
             read_ms = (w.read_latency_ms + added) * stretch
-            write_ms = w.write_latency_ms if cached else (w.write_latency_ms + added) * stretch
-            if i in waiting:
-                write_ms = w.write_latency_ms + admission
-            if w.alone:
-                confidence = "measured alone"
-            else:
-                confidence = "never measured alone: estimated from figures shared with other disks"
+            # through a full cache; admitted by a filling one; a cache hit; or a device write
+            write_ms = (
+                write_through_ms(w, in_flight[1][i], all_queue, stretch, device)
+                if i in through
+                else w.write_latency_ms + admission
+                if i in waiting
+                else w.write_latency_ms
+                if cached
+                else (w.write_latency_ms + added) * stretch
+            )
+            confidence = (
+                "measured alone"
+                if w.alone
+                else "never measured alone: estimated from figures shared with other disks"
+            )
             out.append(
                 _closed_loop(
                     w,
@@ -748,14 +839,15 @@ def predict_consolidation(
                     cached=cached,
                     positioning_added_ms=delta,
                     destage_added_ms=read_ms - (w.read_latency_ms + added),
-                    write_waits=i in waiting,
+                    write_waits=i in waiting or i in through,
+                    write_through=i in through,
                 )
             )
         return out
 
-    predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted)
+    predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted, loop=bool(through))
     demand = destage[1] - destage[0]
-    full = device.cache_fills and demand >= MAX_DESTAGE_UTIL
+    full = device.cache_fills and demand >= MAX_DESTAGE_UTIL and not through
     if full:
         # The closed loop: the writers' IOPS fall with their write latency until their destage load
         # is what the devices give it, ΔU = MAX_DESTAGE_UTIL; the admission wait by bisection, each
@@ -790,8 +882,9 @@ def predict_consolidation(
         inputs=list(workloads),
         destage_util=destage[1] - destage[0],
         destage_demand=demand,
-        cache_full=full,
+        cache_full=full or carried,
         admission_wait_ms=admission,
+        full_where_measured=tuple(w.name for w in workloads if full_where_measured(w, device)),
     )
 
 
@@ -870,6 +963,7 @@ def _closed_loop(
     positioning_added_ms: float,
     destage_added_ms: float,
     write_waits: bool = False,
+    write_through: bool = False,
 ) -> WorkloadPrediction:
     """*w* at its predicted read and write latencies. Little's law for a closed loop: its outstanding
     IOs stay, so its IOPS follow 1 / C̄ (both sides scaled by the ratio of its mean latencies)."""
@@ -889,6 +983,7 @@ def _closed_loop(
         positioning_added_ms=positioning_added_ms,
         destage_added_ms=destage_added_ms,
         write_waits=write_waits,
+        write_through=write_through,
     )
 
 

@@ -123,7 +123,13 @@ _PREDICTED_DISK = {
         },
         "write_waits": {
             "type": "boolean",
-            "description": "the cache is full (cache_full): its cached writes wait admission_wait_ms for it",
+            "description": "the cache is full (cache_full): its cached writes wait admission_wait_ms for it, "
+            "or go through to the devices (write_through)",
+        },
+        "write_through": {
+            "type": "boolean",
+            "description": "a disk measured with the cache full is beside it (full_where_measured): its "
+            "cached writes go through to the devices, the RAID penalty in the foreground",
         },
         "confidence": s.STRING,
     },
@@ -172,7 +178,14 @@ WHATIF_ANSWER: dict[str, Any] = {
         "cache_full": {
             "type": "boolean",
             "description": "the destage demand exceeds what the devices give it: the cache fills and cached "
-            "writes are admitted at the rate the devices destage (destage_util at the bound)",
+            "writes are admitted at the rate the devices destage (destage_util at the bound); or a disk "
+            "measured with the cache full (full_where_measured) is beside disks of another group",
+        },
+        "full_where_measured": {
+            **s.array(s.STRING),
+            "description": "disks whose writes were slower than a cache hit where they ran: the cache was "
+            "full there; their writes count as device writes and, beside other disks, the others' cached "
+            "writes go through to the devices (write_through)",
         },
         "admitted_write_iops": {
             **_ESTIMATE,
