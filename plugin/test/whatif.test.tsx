@@ -19,6 +19,9 @@ const LAB = fixture<WhatIfAnswer>('whatif_lab.json');
 const DISKS = fixture<ListPage<DiskItem>>('whatif_disks_lab.json');
 // POST /whatif answers without the route's datastore fields; the dialog's answer has them.
 const SATURATED: WhatIfAnswer = { ...fixture<WhatIfAnswer>('whatif_saturated.json'), datastore: 'raid5-lun', moved: ['redo'], max_conn_source: 'given' };
+// POST /whatif's answer on a disk whose writes were slower than a cache hit where it ran (the cache
+// was full there) beside a random reader of another datastore on a RAID 6 LUN.
+const FULL: WhatIfAnswer = { ...fixture<WhatIfAnswer>('whatif_full.json'), datastore: 'sata-raid6', moved: ['audit'], max_conn_source: 'given' };
 const TARGET = LAB.datastore;
 
 afterEach(() => cleanup());
@@ -68,7 +71,18 @@ describe('what-if shape', () => {
   it('flags sequential streams, cached writes and writes waiting for a full cache', () => {
     expect(diskFlags(workload(SATURATED, 'redo')).map((f) => f.kind)).toEqual(['sequential', 'write-cached', 'write-waits']);
     expect(diskFlags(workload(SATURATED, 'erp')).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
-    expect(diskFlags(workload(SATURATED, 'search'))).toEqual([]);
+    expect(diskFlags(workload(SATURATED, 'search')).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
+    expect(diskFlags({ ...workload(SATURATED, 'search'), write_cached: false, write_waits: false })).toEqual([]);
+  });
+
+  it('flags the writes that go through a cache full where a disk was measured, instead of waiting', () => {
+    expect(FULL.full_where_measured).toEqual(['audit']);
+    expect(FULL.cache_full).toBe(true);
+    const catalog = workload(FULL, 'catalog');
+    expect(catalog.write_through && catalog.write_waits).toBe(true);
+    expect(diskFlags(catalog).map((f) => f.label)).toEqual(['cached writes', 'writes go through']);
+    // The full disk itself: its writes were device writes where it ran, not cache hits.
+    expect(diskFlags(workload(FULL, 'audit')).some((f) => f.kind === 'write-through' || f.kind === 'write-waits')).toBe(false);
   });
 
   it('splits the confidence sentence into its level and its reason', () => {
@@ -207,6 +221,22 @@ describe('what-if dialog', () => {
     expect([...within(redo).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['sequential', 'cached writes', 'writes wait']);
     expect(within(redo).getByTestId('whatif-confidence').getAttribute('data-alone')).toBe('yes');
     expect(within(redo).queryByTestId('whatif-confidence-reason')).toBeNull();
+  });
+
+  it('warns when the cache was full where a disk was measured, and names the writes that go through', () => {
+    const warning = destageWarning(FULL) ?? '';
+    expect(warning).toContain('The write cache was already full where audit ran: its writes were slower than a cache hit');
+    expect(warning).toContain('the cached writes of catalog go through to the devices with the RAID write penalty.');
+    // The writes go through rather than wait for admission: no word of admission waits.
+    expect(warning).not.toContain('cannot destage');
+    expect(whatIfSummary(FULL).find((l) => l.key === 'destage')).toMatchObject({ beside: 'the write cache was full where measured', warn: true });
+    // Two disks measured full, no writes going through: their plural, and the sentence ends there.
+    const two: WhatIfAnswer = { ...FULL, full_where_measured: ['audit', 'wal'], workloads: FULL.workloads.map((w) => ({ ...w, write_through: false })) };
+    expect(destageWarning(two)).toBe('The write cache was already full where audit, wal ran: their writes were slower than a cache hit, so here they count as writes to the devices.');
+    renderIn(<WhatIfResult answer={FULL} names={new Map()} />);
+    expect(screen.getByTestId('whatif-destage-saturated').textContent).toBe(warning);
+    const row = screen.getByTestId('whatif-table').querySelector('tr[data-disk="catalog"]') as HTMLElement;
+    expect([...within(row).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['cached writes', 'writes go through']);
   });
 
   it('shows the service’s problem with a disk', async () => {

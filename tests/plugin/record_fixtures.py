@@ -36,6 +36,8 @@ def lab_trace(lab: Any, vm: str, unit: str) -> str:
 
 # A what-if the lab cannot make: a log-like sequential writer (cached writes) beside random readers,
 # on a RAID 5 (k 4) LUN with a slow positioning: the destage load the interleaving adds saturates.
+# Every disk's writes are cache hits where it ran (a slower one would say the cache was full there:
+# FULL_WHATIF).
 SATURATED_WHATIF = {
     "datastore": {"name": "raid5-lun", "parallelism": 2, "positioning_ms": 8, "write_cost": 4},
     "disks": [
@@ -43,8 +45,21 @@ SATURATED_WHATIF = {
          "read_oio": 0.1, "write_oio": 1, "random_pct": 0},
         {"name": "erp", "read_iops": 300, "write_iops": 120, "read_latency_ms": 6, "write_latency_ms": 0.4,
          "read_oio": 2, "write_oio": 0.2, "random_pct": 100, "alone": False},
-        {"name": "search", "read_iops": 250, "write_iops": 10, "read_latency_ms": 5, "write_latency_ms": 7,
+        {"name": "search", "read_iops": 250, "write_iops": 10, "read_latency_ms": 5, "write_latency_ms": 0.5,
          "read_oio": 1.5, "write_oio": 0.1, "random_pct": 90},
+    ],
+}  # fmt: skip
+
+
+# A disk whose writes were slower than a cache hit where it ran alone (the cache was full there)
+# beside a random reader of another datastore, on a RAID 6 LUN: the reader's cached writes go through.
+FULL_WHATIF = {
+    "datastore": {"name": "sata-raid6", "parallelism": 5.5, "positioning_ms": 11.6, "write_cost": 6},
+    "disks": [
+        {"name": "audit", "read_iops": 15, "write_iops": 370, "read_latency_ms": 3.5, "write_latency_ms": 5,
+         "random_pct": 10},
+        {"name": "catalog", "read_iops": 250, "write_iops": 28, "read_latency_ms": 31,
+         "write_latency_ms": 0.37, "random_pct": 100},
     ],
 }  # fmt: skip
 
@@ -52,7 +67,8 @@ SATURATED_WHATIF = {
 def record_whatif(call: Any, save: Any, pod: str) -> None:
     """The what-if of the pod's busiest datastore with the busiest disk of each other datastore
     moved there (``whatif_lab.json``, ``whatif_disks_lab.json`` the pod's disks that name them), and
-    the estimator's answer on :data:`SATURATED_WHATIF` (``whatif_saturated.json``)."""
+    the estimator's answers on :data:`SATURATED_WHATIF` (``whatif_saturated.json``) and
+    :data:`FULL_WHATIF` (``whatif_full.json``)."""
     pods = call("GET", "/pods")
     target = max(
         next(p for p in pods if p["name"] == pod)["datastores"], key=lambda d: d["normalized_load"] or 0
@@ -66,6 +82,7 @@ def record_whatif(call: Any, save: Any, pod: str) -> None:
     moved = [d["id"] for d in busiest.values()]
     save("whatif_lab.json", call("POST", f"/datastores/{target['id']}/whatif", {"disks": moved}))
     save("whatif_saturated.json", call("POST", "/whatif", SATURATED_WHATIF))
+    save("whatif_full.json", call("POST", "/whatif", FULL_WHATIF))
 
 
 def main() -> int:

@@ -583,8 +583,12 @@ export interface WhatIfWorkload {
   positioning_added_ms?: number | null;
   /** What the change in the devices' destage load adds to its reads (ms). */
   destage_added_ms?: number | null;
-  /** The write cache is full (`cache_full`): its cached writes wait `admission_wait_ms` for it. */
+  /** The write cache is full (`cache_full`): its cached writes wait `admission_wait_ms` for it, or go
+   * through to the devices (`write_through`). */
   write_waits?: boolean;
+  /** A disk measured with the cache full (`full_where_measured`) is beside it: its cached writes go
+   * through to the devices, the RAID write penalty in the foreground. */
+  write_through?: boolean;
   /** "measured alone", or "never measured alone: <why the estimate is weaker>". */
   confidence: string;
 }
@@ -648,6 +652,8 @@ export interface WhatIfAnswer {
   /** The destage demand exceeds what the devices give it: the cache fills, and cached writes are
    * admitted at the rate the devices destage (ΔU at its bound). */
   cache_full?: boolean;
+  /** Disks whose writes were slower than a cache hit where they ran: the cache was full there. */
+  full_where_measured?: string[];
   /** The write IOPS the full cache admits, of the disks whose writes wait (0 when it keeps up). */
   admitted_write_iops?: number | null;
   /** What a cached write waits for the full cache to take it (ms; 0 when it keeps up). */

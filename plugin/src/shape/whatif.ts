@@ -22,7 +22,7 @@ export interface Added {
 }
 
 export interface Flag {
-  kind: 'sequential' | 'write-cached' | 'write-waits';
+  kind: 'sequential' | 'write-cached' | 'write-waits' | 'write-through';
   label: string;
   title: string;
 }
@@ -83,7 +83,13 @@ export function diskFlags(w: WhatIfWorkload): Flag[] {
       title: 'writes acknowledged by the write-back cache: their latency is kept, their destaging loads the devices',
     });
   }
-  if (w.write_waits) {
+  if (w.write_through) {
+    out.push({
+      kind: 'write-through',
+      label: 'writes go through',
+      title: 'a disk measured with the write cache full is beside it: its cached writes go through to the devices, with the RAID write penalty',
+    });
+  } else if (w.write_waits) {
     out.push({
       kind: 'write-waits',
       label: 'writes wait',
@@ -206,9 +212,16 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
       key: 'destage',
       label: 'ΔU, added destage utilisation',
       value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${compact(Math.abs(a.destage_util) * 100)} %` : DASH,
-      beside: a.cache_full === true ? 'at its bound: the write cache is full' : saturated ? 'at its bound: the write cache would fill' : null,
+      beside:
+        fullWhereMeasured(a).length > 0
+          ? 'the write cache was full where measured'
+          : saturated
+            ? a.cache_full === true
+              ? 'at its bound: the write cache is full'
+              : 'at its bound: the write cache would fill'
+            : null,
       source: null,
-      warn: saturated,
+      warn: saturated || fullWhereMeasured(a).length > 0,
     });
   }
   lines.push({
@@ -222,8 +235,35 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
   return lines;
 }
 
-/** The warning of a saturated destage (null when the cache keeps up). */
+/** The disks measured with the write cache full, as the answer names them. */
+export function fullWhereMeasured(a: WhatIfAnswer): string[] {
+  return a.full_where_measured ?? [];
+}
+
+/** The warning of a write cache that was full where a disk was measured (null when none was). */
+function fullCacheWarning(a: WhatIfAnswer): string | null {
+  const full = fullWhereMeasured(a);
+  if (full.length === 0) return null;
+  const through = a.workloads.filter((w) => w.write_through === true).map((w) => w.name);
+  const names = full.join(', ');
+  const one = full.length === 1;
+  return (
+    `The write cache was already full where ${names} ran: ${one ? 'its' : 'their'} writes were slower than a cache hit, ` +
+    `so here they count as writes to the devices` +
+    (through.length > 0
+      ? `, and the cached writes of ${through.join(', ')} go through to the devices with the RAID write penalty.`
+      : '.')
+  );
+}
+
+/** The warning of a cache full where a disk was measured (then writes go through rather than wait
+ * for admission, and that is the whole story), or of a saturated destage (null when the cache keeps
+ * up). */
 export function destageWarning(a: WhatIfAnswer): string | null {
+  return fullCacheWarning(a) ?? saturatedWarning(a);
+}
+
+function saturatedWarning(a: WhatIfAnswer): string | null {
   if (a.destage_saturated !== true) return null;
   if (a.cache_full === true) {
     const demand = typeof a.destage_demand === 'number' ? ` (${pct(a.destage_demand * 100)} more of their time)` : '';

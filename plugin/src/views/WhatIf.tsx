@@ -57,7 +57,7 @@ export function DatastoreDisks({ datastoreId }: { datastoreId: string }) {
   );
 }
 
-/** The service's answer: the datastore's lines (a warning first when destaging would fill the cache),
+/** The service's answer: the datastore's lines (a warning first when destaging would fill the cache, or the cache was full where a disk was measured),
  * per disk rows, and the inputs in a collapsible section; *names* gives each disk its VM's name. */
 export function WhatIfResult({ answer, names }: { answer: WhatIfAnswer; names: Map<string, DiskItem> }) {
   const rows = whatIfRows(answer);
