@@ -180,8 +180,7 @@ class DiskDemands(Mapping[str, DiskDemand]):
 
     def columns(self, disks: Sequence[str]) -> Array:
         """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""
-        index = self.index
-        rows: Array = self.table[:, [index[disk] for disk in disks]]
+        rows: Array = self.table[:, list(map(self.index.__getitem__, disks))]
         return rows
 
 

@@ -45,6 +45,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
+from operator import attrgetter
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -91,6 +93,7 @@ from basil.core.workload_model import FLAG_TEXT
 Array = npt.NDArray[np.float64]
 
 _EPSILON = 1e-12
+_datastore_of = attrgetter("datastore")
 # Below this f, f from ΣN and ΣN² carries rounding errors of its own size: the pod counts as even.
 _F_FLOOR = 1e-4
 _FULL_PAIRS = 64  # up to this many datastores, every source is paired with every target
@@ -326,12 +329,13 @@ class BestMoveSearch(PodRound):
 
         A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
         them), here as bincounts over every disk of the pod, which add in input order the same way."""
-        position = self.position
-        for unit in units:
-            i = position.get(unit.datastore)
-            if i is not None:
-                self.units.append(unit)
-                self.src.append(i)
+        where = list(map(self.position.get, map(_datastore_of, units)))
+        if None in where:  # units on datastores outside this pod's balance (in maintenance)
+            self.units = [u for u, i in zip(units, where, strict=True) if i is not None]
+            self.src = [i for i in where if i is not None]
+        else:
+            self.units = list(units)
+            self.src = cast("list[int]", where)
         n = len(self.units)
         # The units' fields as columns (one transposition instead of a pass per field).
         columns = list(zip(*self.units, strict=True)) if n else [() for _ in Unit._fields]
