@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import attrgetter
 from typing import NamedTuple, TypedDict
 
 import numpy as np
@@ -120,16 +121,12 @@ def _described_workloads(
     numerator (numpy, in load_metric's order of operations: the same floats), the four comparisons
     that decide their flags and class as a code 0-15 (``resolve_models``' memo key), all at once; and
     whether every numerator is a load (finite, not negative)."""
-    read_pct = np.array([w.read_pct for w in described], dtype=np.float64)
-    random_pct = np.array([w.random_pct for w in described], dtype=np.float64)
+    # The four parameters of every workload in one pass (one row each), as float64 columns.
+    oio, io_size_kb, read_pct, random_pct = (
+        np.array(list(map(_mix_of, described)), dtype=np.float64).reshape(-1, 4).T
+    )
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported later
-        metric = load_metric_array(
-            [w.oio for w in described],
-            [w.io_size_kb for w in described],
-            read_pct,
-            random_pct,
-            wparams.constants,
-        )
+        metric = load_metric_array(oio, io_size_kb, read_pct, random_pct, wparams.constants)
         valid = bool((np.isfinite(metric) & (metric >= 0)).all())
     loads: list[float] = metric.tolist()
     codes: list[int] = (
@@ -232,7 +229,7 @@ def _all_described(
         flags_of[code], kind_of[code] = flags_and_class(described[codes.index(code)])
     flags = list(map(flags_of.__getitem__, codes))
     kinds = list(map(kind_of.__getitem__, codes))
-    ids = [d.id for d in snapshot.disks]
+    ids = list(map(_id_of, snapshot.disks))
     n = len(ids)
     fields = zip(
         ids,
@@ -251,6 +248,8 @@ def _all_described(
 
 
 _new_tuple = tuple.__new__
+_id_of = attrgetter("id")
+_mix_of = attrgetter("oio", "io_size_kb", "read_pct", "random_pct")
 
 
 class _DatastoreParts(TypedDict):
