@@ -7,6 +7,7 @@ ones, bit for bit."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping
@@ -28,7 +29,7 @@ from basil.core.params import BalancerParams
 from basil.core.predictive import disk_demands
 from basil.core.snapshot import Disk, Rules, Snapshot
 from basil.core.workload_model import WorkloadParams
-from basil.errors import ValidationError
+from basil.errors import Problem, ValidationError
 
 from .builders import datastore, disk, snapshot
 from .test_search_equivalence import random_snapshot
@@ -233,3 +234,80 @@ def test_demands_means_from_the_workload_columns_equal_the_per_disk_ones(seed: i
     # And means that differ do change the table (the per-disk path reads them).
     other = disk_demands(_with_means(models, {first.disk: (own[0] * 2.0, own[1])}), constants)
     assert other.table.tobytes() != at_once.table.tobytes()
+
+
+def reference_problems(snap: Snapshot) -> list[str]:
+    """Snapshot.validate as it was before this pass: every disk checked in one Python loop."""
+    found: list[str] = []
+    names: dict[str, int] = {}
+    for i, ds in enumerate(snap.datastores):
+        found += [str(p) for p in ds.problems(f"datastores[{i}]")]
+        names.setdefault(ds.name, i)
+    ids: dict[str, int] = {}
+    for i, d in enumerate(snap.disks):
+        if not d.plainly_valid():
+            found += [str(p) for p in d.problems(f"disks[{i}]")]
+        if d.id in ids:
+            found.append(str(Problem(f"disks[{i}].id", f"duplicate disk {d.id!r} (also disks[{ids[d.id]}])")))
+        else:
+            ids[d.id] = i
+        if d.datastore and d.datastore not in names:
+            found.append(str(Problem(f"disks[{i}].datastore", f"unknown datastore {d.datastore!r}")))
+    return found
+
+
+def _faulty(snap: Snapshot, fault: str, at: int) -> Snapshot:
+    disks = list(snap.disks)
+    d = disks[at]
+    changed = {
+        "duplicate": dataclasses.replace(d, id=disks[0].id),
+        "unknown datastore": dataclasses.replace(d, datastore="nowhere"),
+        "negative size": dataclasses.replace(d, size_gb=-1.0),
+        "nan load": dataclasses.replace(d, load=math.nan),
+        "bool iops": dataclasses.replace(d, iops=True),
+        "no load": dataclasses.replace(d, load=None, workload=None),
+        "empty vm": dataclasses.replace(d, vm=""),
+        "read share": dataclasses.replace(d, load=None, workload=WorkloadParams(1.0, 8.0, 101.0, 50.0)),
+        "infinite move": dataclasses.replace(d, last_moved=math.inf),
+        "huge integer": dataclasses.replace(d, size_gb=10**400),
+    }[fault]
+    disks[at] = changed
+    return dataclasses.replace(snap, disks=tuple(disks))
+
+
+FAULTS = [
+    "duplicate",
+    "unknown datastore",
+    "negative size",
+    "nan load",
+    "bool iops",
+    "no load",
+    "empty vm",
+    "read share",
+    "infinite move",
+    "huge integer",
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_validation_at_once_names_each_problem_as_the_per_disk_loop(fault: str) -> None:
+    """A disk with a problem sends validation to the per-disk path: the same problems, in the same
+    order, at the same field paths as checking every disk one by one."""
+    snap = _faulty(rule_snapshot(2), fault, 5)
+    expected = reference_problems(snap)
+    problems = [str(p) for p in snap.validate()]
+    assert problems[: len(expected)] == expected
+    if fault != "huge integer":  # a finite integer of any size is a valid size
+        assert expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_validation_at_once_finds_nothing_where_the_per_disk_loop_finds_nothing(seed: int) -> None:
+    snap = rule_snapshot(seed)
+    assert reference_problems(snap) == []
+    assert snap.validate() == []
+    for fault in FAULTS:
+        faulty = _faulty(snap, fault, len(snap.disks) // 2)
+        assert [str(p) for p in faulty.validate()][: len(reference_problems(faulty))] == reference_problems(
+            faulty
+        )
