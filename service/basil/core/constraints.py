@@ -116,10 +116,8 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     rules = snapshot.rules
     ds_col = list(map(_datastore_of, disks))
     vm_col = list(map(_vm_of, disks))
-    (vm_names, vm_codes), (ds_names, ds_codes) = _ranks(vm_col), _ranks(ds_col)
-    order, starts, sizes = _group(
-        disks, vm_codes, ds_codes, [i for i, vm in enumerate(vm_names) if vm in rules.splittable_vms]
-    )
+    (vm_rank, vm_codes), (ds_rank, ds_codes) = _ranks(vm_col), _ranks(ds_col)
+    order, starts, sizes = _group(disks, vm_codes, ds_codes, _codes_of(vm_rank, rules.splittable_vms))
     head = _items(order[starts].tolist())  # each group's first disk in input order
     ds_g = head(ds_col)
     vm_g = head(vm_col)
@@ -158,7 +156,7 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     pinned_g: list[str | None] = [None] * count
     why_g = [""] * count
     heads = order[starts]
-    keys = (vm_g, ds_g, vm_names, ds_names, vm_codes[heads], ds_codes[heads])
+    keys = (vm_g, ds_g, vm_rank, ds_rank, vm_codes[heads], ds_codes[heads])
     _pin(snapshot, params, (pinned_g, why_g), keys, moved=moved, members_of=members_of)
     fields = zip(
         range(count),
@@ -206,11 +204,16 @@ def _group(
     return order, starts, np.diff(starts, append=len(order))
 
 
-def _ranks(values: list[str]) -> tuple[list[str], npt.NDArray[np.int64]]:
-    """The distinct values in Python's string order, and each value's rank among them."""
+def _ranks(values: list[str]) -> tuple[dict[str, int], npt.NDArray[np.int64]]:
+    """Each distinct value's rank among them in Python's string order, and each value's rank."""
     distinct = sorted(set(values))
     rank = dict(zip(distinct, range(len(distinct)), strict=True))
-    return distinct, np.fromiter(map(rank.__getitem__, values), dtype=np.int64, count=len(values))
+    return rank, np.fromiter(map(rank.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _codes_of(rank: Mapping[str, int], chosen: Iterable[str]) -> list[int]:
+    """The ranks of the *chosen* values that occur (by the smaller side: few are chosen)."""
+    return [code for name in chosen if (code := rank.get(name)) is not None]
 
 
 def _pin(
@@ -218,7 +221,12 @@ def _pin(
     params: BalancerParams,
     out: tuple[list[str | None], list[str]],
     keys: tuple[
-        Sequence[str], Sequence[str], list[str], list[str], npt.NDArray[np.int64], npt.NDArray[np.int64]
+        Sequence[str],
+        Sequence[str],
+        dict[str, int],
+        dict[str, int],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
     ],
     *,
     moved: list[int],
@@ -229,14 +237,13 @@ def _pin(
     holding a disk with last_moved), in that order of precedence; *members_of* holds those groups'
     disks sorted by id."""
     pinned_g, why_g = out
-    vm_g, ds_g, vm_names, ds_names, vm_codes, ds_codes = keys
+    vm_g, ds_g, vm_rank, ds_rank, vm_codes, ds_codes = keys
     excluded = snapshot.rules.excluded_vms
     maintenance = {ds.name for ds in snapshot.datastores if ds.maintenance}
     candidates = set(moved)
-    for names, codes, chosen in ((vm_names, vm_codes, excluded), (ds_names, ds_codes, maintenance)):
+    for rank, codes, chosen in ((vm_rank, vm_codes, excluded), (ds_rank, ds_codes, maintenance)):
         if chosen:
-            wanted = [i for i, name in enumerate(names) if name in chosen]
-            candidates.update(np.flatnonzero(np.isin(codes, wanted)).tolist())
+            candidates.update(np.flatnonzero(np.isin(codes, _codes_of(rank, chosen))).tolist())
     window = params.ping_pong_hours * 3600.0
     now = snapshot.now
     recently = set(moved)
