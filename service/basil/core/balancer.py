@@ -32,6 +32,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from typing import TypedDict
 
 import numpy as np
@@ -66,6 +68,11 @@ from basil.errors import raise_if_problems
 
 # A move must lower f by more than floating-point noise to count as lowering it.
 _EPSILON = 1e-12
+# Fields read for every disk or unit of a round, each in one pass (C loops, no Python step per item).
+_id_of = attrgetter("id")
+_size_of = attrgetter("size_gb")
+_pinned_of = attrgetter("pinned")
+_flags_of = attrgetter("flags")
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,18 +441,26 @@ def recommend(snapshot: Snapshot, params: BalancerParams | None = None) -> Plan:
         return _recommend(snapshot, params or BalancerParams())
 
 
+def _units_by_pod(snapshot: Snapshot, units: list[Unit]) -> dict[str, list[Unit]]:
+    by_pod: dict[str, list[Unit]] = {}
+    pod_of = {ds.name: ds.pod for ds in snapshot.datastores}
+    if len(set(pod_of.values())) == 1:  # one pod (the usual case): every unit is in it
+        by_pod[next(iter(pod_of.values()))] = units
+    else:
+        for unit in units:
+            by_pod.setdefault(pod_of[unit.datastore], []).append(unit)
+    return by_pod
+
+
 def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     raise_if_problems([*params.validate(), *snapshot.validate()], "recommendation input")
     models = resolve_models(snapshot, params)
     units = build_units(snapshot, models, params)
     state = PlacementState(snapshot, models, params)
     budget = Budget(params.max_moves, params.max_gb)
-    sizes = {d.id: d.size_gb for d in snapshot.disks}
+    sizes = dict(zip(map(_id_of, snapshot.disks), map(_size_of, snapshot.disks), strict=True))
 
-    by_pod: dict[str, list[Unit]] = {}
-    pod_of = {ds.name: ds.pod for ds in snapshot.datastores}
-    for unit in units:
-        by_pod.setdefault(pod_of[unit.datastore], []).append(unit)
+    by_pod = _units_by_pod(snapshot, units)
     demands = disk_demands(models, params.workload_model.constants)
     balancers: list[_PodBalancer | BestMoveSearch] = []
     notes: list[str] = []
@@ -493,9 +508,12 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
                 f"pod {outcome.pod}: {', '.join(outcome.excluded)} in maintenance, left out of the balance"
             )
     pinned = tuple(
-        Pinned(u.vm, u.disks, u.datastore, u.pinned, u.pinned_reason) for u in units if u.pinned is not None
+        Pinned(u.vm, u.disks, u.datastore, code, u.pinned_reason)
+        for u in compress(units, map(is_not, map(_pinned_of, units), repeat(None)))
+        if (code := u.pinned) is not None
     )
-    flagged = dict(sorted((d, m.flags) for d, m in models.disks.items() if m.flags))  # by disk id
+    flags = list(map(_flags_of, models.disks.values()))
+    flagged = dict(sorted(compress(zip(models.disks, flags, strict=True), flags)))  # by disk id
     return Plan(
         moves=tuple(moves),
         pods=tuple(b.outcome() for b in balancers),

@@ -15,10 +15,14 @@ excluded or one of its disks moved within the ping-pong window.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import NamedTuple
+from itertools import repeat
+from operator import attrgetter, is_, is_not, itemgetter
+from typing import NamedTuple, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from basil.core.normalized_load import DiskLoad, Models
 from basil.core.params import ORDER_LOAD_PER_GB, BalancerParams
@@ -36,6 +40,8 @@ KEEP_TOGETHER = "keep_together"
 PINNED_EXCLUDED = "excluded_vm"
 PINNED_PING_PONG = "ping_pong"
 PINNED_MAINTENANCE = "source_in_maintenance"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,62 +104,178 @@ def conflict_index(anti_affinity: Iterable[frozenset[str]]) -> dict[str, frozens
 
 
 def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> list[Unit]:
-    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id)."""
+    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id).
+
+    The grouping is one sort of every disk's (datastore, VM, disk id of a splittable VM's disk or "")
+    key, made as a lexsort of their ranks (numpy; no Python step per comparison); a unit of one disk
+    (most of them) takes its disk's fields as they are, the fields of all of them gathered at once;
+    only units of several disks and pinned units are worked out one by one."""
+    disks = snapshot.disks
+    if not disks:
+        return []
     rules = snapshot.rules
-    window = params.ping_pong_hours * 3600.0
-    conflicts_of = conflict_index(rules.anti_affinity)
-    maintenance = {ds.name for ds in snapshot.datastores if ds.maintenance}
-    by_datastore, moved = _disk_groups(snapshot)
-    units: list[Unit] = []
+    ds_col = list(map(_datastore_of, disks))
+    vm_col = list(map(_vm_of, disks))
+    (vm_rank, vm_codes), (ds_rank, ds_codes) = _ranks(vm_col), _ranks(ds_col)
+    order, starts, sizes = _group(disks, vm_codes, ds_codes, _codes_of(vm_rank, rules.splittable_vms))
+    head = _items(order[starts].tolist())  # each group's first disk in input order
+    ds_g = head(ds_col)
+    vm_g = head(vm_col)
+    count = len(ds_g)
+    ids_g: list[tuple[str, ...]] = list(zip(head(list(map(_disk_id, disks))), strict=True))
     disk_models = models.disks
+    if len(disk_models) == len(disks) and all(map(is_, disk_models, map(_disk_id, disks))):
+        # The models in disk order (as resolve_models makes them): each group's first disk's by position.
+        load_g = head(list(map(_load_of, disk_models.values())))
+    else:
+        load_g = list(map(_load_of, map(disk_models.__getitem__, (ids[0] for ids in ids_g))))
+    # Fields read in disk order (memory order) and then picked, rather than read in group order.
+    size_g = head(list(map(_size_of, disks)))
+    hosts_g = head(list(map(_hosts_of, disks)))
+    iops_g = head(list(map(_iops_of, disks)))
+    # Groups of several disks, and those holding a disk with last_moved (for the ping-pong window).
+    members_of: dict[int, list[Disk]] = {}
+    for g in np.flatnonzero(sizes > 1).tolist():
+        start = int(starts[g])
+        members = sorted((disks[i] for i in order[start : start + int(sizes[g])].tolist()), key=_disk_id)
+        members_of[g] = members
+        ids_g[g], load_g[g], size_g[g], hosts_g[g], iops_g[g] = _group_sums(members, disk_models)
+    moved: list[int] = []
+    if snapshot.now is not None:
+        carries = np.fromiter(
+            map(is_not, map(_moved_of, disks), repeat(None)), dtype=np.bool_, count=len(disks)
+        )
+        if carries.any():
+            group_of = np.repeat(np.arange(count), sizes)
+            moved = np.unique(group_of[carries[order]]).tolist()
+    for g in moved:
+        if g not in members_of:
+            members_of[g] = [disks[int(order[starts[g]])]]
     no_conflicts: frozenset[str] = frozenset()
+    conflicts_g = list(map(conflict_index(rules.anti_affinity).get, vm_g, repeat(no_conflicts, count)))
+    pinned_g: list[str | None] = [None] * count
+    why_g = [""] * count
+    heads = order[starts]
+    keys = (vm_g, ds_g, vm_rank, ds_rank, vm_codes[heads], ds_codes[heads])
+    _pin(snapshot, params, (pinned_g, why_g), keys, moved=moved, members_of=members_of)
+    fields = zip(
+        range(count),
+        vm_g,
+        ids_g,
+        ds_g,
+        load_g,
+        size_g,
+        hosts_g,
+        iops_g,
+        conflicts_g,
+        pinned_g,
+        why_g,
+        strict=True,
+    )
+    # tuple.__new__ is what Unit(...) calls, without its Python-level wrapper (40,000 times).
+    return list(map(_new_tuple, repeat(Unit, count), fields))
+
+
+def _group(
+    disks: Sequence[Disk],
+    vm_codes: npt.NDArray[np.int64],
+    ds_codes: npt.NDArray[np.int64],
+    splittable: list[int],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The disks' positions in the order of their (datastore, VM, disk id of a splittable VM's disk or
+    "") keys, ties in disk order, and where each group of equal keys starts in it and its size; from
+    the ranks of the VMs and datastores and the codes of the splittable VMs."""
+    columns = [vm_codes, ds_codes]
+    if splittable:
+        # A splittable VM's disk: its id's rank among those disks' ids (from 1); others "" (0).
+        id_codes = np.zeros(len(disks), dtype=np.int64)
+        at = np.flatnonzero(np.isin(vm_codes, splittable)).tolist()
+        if at:
+            id_codes[at] = _ranks(list(map(_disk_id, _items(at)(disks))))[1] + 1
+        columns.insert(0, id_codes)
+    # One stable sort of every key: lexsort's last column is the primary one.
+    order: npt.NDArray[np.int64] = np.lexsort(columns)
+    # Groups start where any part of the key changes along that order.
+    change = np.zeros(max(len(order) - 1, 0), dtype=np.bool_)
+    for codes in columns:
+        ranked = codes[order]
+        change |= ranked[1:] != ranked[:-1]
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    return order, starts, np.diff(starts, append=len(order))
+
+
+def _ranks(values: list[str]) -> tuple[dict[str, int], npt.NDArray[np.int64]]:
+    """Each distinct value's rank among them in Python's string order, and each value's rank."""
+    distinct = sorted(set(values))
+    rank = dict(zip(distinct, range(len(distinct)), strict=True))
+    return rank, np.fromiter(map(rank.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def _codes_of(rank: Mapping[str, int], chosen: Iterable[str]) -> list[int]:
+    """The ranks of the *chosen* values that occur (by the smaller side: few are chosen)."""
+    return [code for name in chosen if (code := rank.get(name)) is not None]
+
+
+def _pin(
+    snapshot: Snapshot,
+    params: BalancerParams,
+    out: tuple[list[str | None], list[str]],
+    keys: tuple[
+        Sequence[str],
+        Sequence[str],
+        dict[str, int],
+        dict[str, int],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+    ],
+    *,
+    moved: list[int],
+    members_of: Mapping[int, list[Disk]],
+) -> None:
+    """Mark the units that may not move in *out* (codes, reasons) by *keys* (VMs, datastores):
+    excluded VM, source in maintenance, a disk moved within the ping-pong window (*moved*: the groups
+    holding a disk with last_moved), in that order of precedence; *members_of* holds those groups'
+    disks sorted by id."""
+    pinned_g, why_g = out
+    vm_g, ds_g, vm_rank, ds_rank, vm_codes, ds_codes = keys
+    excluded = snapshot.rules.excluded_vms
+    maintenance = {ds.name for ds in snapshot.datastores if ds.maintenance}
+    candidates = set(moved)
+    for rank, codes, chosen in ((vm_rank, vm_codes, excluded), (ds_rank, ds_codes, maintenance)):
+        if chosen:
+            candidates.update(np.flatnonzero(np.isin(codes, _codes_of(rank, chosen))).tolist())
+    window = params.ping_pong_hours * 3600.0
     now = snapshot.now
-    excluded = rules.excluded_vms
-    no_keys: set[tuple[str, str]] = set()
-    for datastore in sorted(by_datastore):
-        on = by_datastore[datastore]
-        in_maintenance = datastore in maintenance
-        moved_here = moved.get(datastore, no_keys) if now is not None else no_keys
-        for key in sorted(on):
-            group = on[key]
-            members = group if len(group) == 1 else sorted(group, key=_disk_id)
-            vm = key[0]
-            pinned: str | None = None
-            why = ""
-            if vm in excluded:
-                pinned, why = PINNED_EXCLUDED, f"VM {vm} is excluded from balancing"
-            elif in_maintenance:
-                pinned, why = (
-                    PINNED_MAINTENANCE,
-                    f"datastore {datastore} is in maintenance (evacuation is not balancing)",
-                )
-            elif key in moved_here:
-                assert now is not None  # moved_here is empty without a clock
-                recent = [d for d in members if d.last_moved is not None and now - d.last_moved < window]
-                if recent:
-                    hours = (now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
-                    pinned = PINNED_PING_PONG
-                    why = (
-                        f"disk {recent[0].id} moved {hours:.1f} h ago "
-                        f"(< {params.ping_pong_hours:g} h ping-pong window)"
-                    )
-            if len(members) == 1:
-                only = members[0]
-                ids: tuple[str, ...] = (only.id,)
-                load = disk_models[only.id].load
-                size = only.size_gb
-                hosts = only.hosts
-                iops = only.iops
-            else:
-                ids, load, size, hosts, iops = _group_sums(members, disk_models)
-            conflicts = conflicts_of.get(vm, no_conflicts)
-            # tuple.__new__ is what Unit(...) calls, without its Python-level wrapper (40,000 times).
-            units.append(
-                _new_tuple(
-                    Unit, (len(units), vm, ids, datastore, load, size, hosts, iops, conflicts, pinned, why)
-                )
+    recently = set(moved)
+    for g in sorted(candidates):
+        vm, datastore = vm_g[g], ds_g[g]
+        if vm in excluded:
+            pinned_g[g], why_g[g] = PINNED_EXCLUDED, f"VM {vm} is excluded from balancing"
+        elif datastore in maintenance:
+            pinned_g[g], why_g[g] = (
+                PINNED_MAINTENANCE,
+                f"datastore {datastore} is in maintenance (evacuation is not balancing)",
             )
-    return units
+        elif g in recently:
+            assert now is not None  # moved is empty without a clock
+            members = members_of[g]
+            recent = [d for d in members if d.last_moved is not None and now - d.last_moved < window]
+            if recent:
+                hours = (now - max(d.last_moved or 0.0 for d in recent)) / 3600.0
+                pinned_g[g] = PINNED_PING_PONG
+                why_g[g] = (
+                    f"disk {recent[0].id} moved {hours:.1f} h ago "
+                    f"(< {params.ping_pong_hours:g} h ping-pong window)"
+                )
+
+
+def _items(positions: list[int]) -> Callable[[Sequence[T]], list[T]]:
+    """A function picking *positions* from a sequence, in that order (in one C call)."""
+    if len(positions) == 1:
+        only = positions[0]
+        return lambda values: [values[only]]
+    pick = itemgetter(*positions)
+    return lambda values: list(pick(values))
 
 
 def _group_sums(
@@ -176,30 +298,15 @@ def _group_sums(
     return tuple(ids), load, size, frozenset().union(*host_sets), iops
 
 
-_Groups = dict[str, dict[tuple[str, str], list[Disk]]]
 _new_tuple = tuple.__new__
 _disk_id = attrgetter("id")
-
-
-def _disk_groups(snapshot: Snapshot) -> tuple[_Groups, dict[str, set[tuple[str, str]]]]:
-    """The disks of each unit, per datastore and (VM, disk id for a splittable VM's disk, else ""):
-    a splittable VM's disks are each their own unit; and per datastore the (VM, id) keys of the groups
-    that hold a disk with ``last_moved``. Sorting each datastore's keys gives the order of sorting
-    every (datastore, VM, id) key at once, in shorter sorts."""
-    by_datastore: _Groups = defaultdict(dict)
-    moved: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    splittable = snapshot.rules.splittable_vms
-    for disk in snapshot.disks:
-        key = (disk.vm, disk.id if disk.vm in splittable else "")
-        on = by_datastore[disk.datastore]
-        group = on.get(key)
-        if group is None:
-            on[key] = [disk]
-        else:
-            group.append(disk)
-        if disk.last_moved is not None:
-            moved[disk.datastore].add(key)
-    return by_datastore, moved
+_vm_of = attrgetter("vm")
+_datastore_of = attrgetter("datastore")
+_load_of = attrgetter("load")
+_size_of = attrgetter("size_gb")
+_hosts_of = attrgetter("hosts")
+_iops_of = attrgetter("iops")
+_moved_of = attrgetter("last_moved")
 
 
 class Budget:

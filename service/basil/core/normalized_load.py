@@ -21,9 +21,11 @@ prior that is not confident (kind without device count) only replaces the pod me
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from itertools import repeat
+from operator import attrgetter
+from typing import NamedTuple, TypedDict
 
 import numpy as np
 
@@ -113,29 +115,27 @@ def imbalance(normalized_loads: Sequence[float] | np.ndarray) -> float:
 
 
 def _described_workloads(
-    snapshot: Snapshot, wparams: WorkloadModelParams
-) -> tuple[Iterator[float], Iterator[int]]:
-    """For the disks known by their workload model, in disk order: BASIL eq. 1's numerator (numpy, in
-    load_metric's order of operations: the same floats), and the four comparisons that decide their
-    flags and class as a code 0-15 (``resolve_models``' memo key), all at once."""
-    described = [d.workload for d in snapshot.disks if d.load is None and d.workload is not None]
-    read_pct = np.array([w.read_pct for w in described], dtype=np.float64)
-    random_pct = np.array([w.random_pct for w in described], dtype=np.float64)
+    described: Sequence[WorkloadParams], wparams: WorkloadModelParams
+) -> tuple[list[float], list[int], bool]:
+    """For the disks known by their workload model (*described*, in disk order): BASIL eq. 1's
+    numerator (numpy, in load_metric's order of operations: the same floats), the four comparisons
+    that decide their flags and class as a code 0-15 (``resolve_models``' memo key), all at once; and
+    whether every numerator is a load (finite, not negative)."""
+    # The four parameters of every workload in one pass (one row each), as float64 columns.
+    oio, io_size_kb, read_pct, random_pct = (
+        np.array(list(map(_mix_of, described)), dtype=np.float64).reshape(-1, 4).T
+    )
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported later
-        loads: list[float] = load_metric_array(
-            [w.oio for w in described],
-            [w.io_size_kb for w in described],
-            read_pct,
-            random_pct,
-            wparams.constants,
-        ).tolist()
+        metric = load_metric_array(oio, io_size_kb, read_pct, random_pct, wparams.constants)
+        valid = bool((np.isfinite(metric) & (metric >= 0)).all())
+    loads: list[float] = metric.tolist()
     codes: list[int] = (
         (random_pct <= wparams.sequential_random_pct) * 8
         + (read_pct <= wparams.writes_read_pct) * 4
         + (random_pct <= wparams.sequential_class_random_pct) * 2
         + (read_pct <= wparams.write_heavy_read_pct)
     ).tolist()
-    return iter(loads), iter(codes)
+    return loads, codes, valid
 
 
 def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
@@ -159,7 +159,12 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
             found = memo[key] = (workload_flags(w, wparams), classify_workload(w, wparams))
         return found
 
-    workload_loads, workload_codes = _described_workloads(snapshot, wparams)
+    described = [d.workload for d in snapshot.disks if d.load is None and d.workload is not None]
+    computed = _described_workloads(described, wparams)
+    every = _all_described(snapshot, described, computed, flags_and_class)
+    if every is not None:
+        return Models(disks=every, **_datastore_models(snapshot, params))
+    workload_loads, workload_codes = iter(computed[0]), iter(computed[1])
     by_code: dict[int, tuple[tuple[str, ...], WorkloadClass]] = {}
     for i, disk in enumerate(snapshot.disks):
         if disk.load is not None:
@@ -203,13 +208,56 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
             flags = workload_flags(w, wparams)
         disks[disk.id] = DiskLoad(disk.id, load, source, w, used, flags, kind, *means)
     raise_if_problems(problems, "snapshot")
-    datastores, stand_in = _datastore_models(snapshot, params)
-    return Models(datastores=datastores, disks=disks, stand_in=stand_in)
+    return Models(disks=disks, **_datastore_models(snapshot, params))
 
 
-def _datastore_models(
-    snapshot: Snapshot, params: BalancerParams
-) -> tuple[dict[str, DatastoreModel], dict[str, float]]:
+def _all_described(
+    snapshot: Snapshot,
+    described: list[WorkloadParams],
+    computed: tuple[list[float], list[int], bool],
+    flags_and_class: Callable[[WorkloadParams], tuple[tuple[str, ...], WorkloadClass]],
+) -> dict[str, DiskLoad] | None:
+    """Every disk's model when every disk is known by its workload model alone (no given L, no
+    samples), built at once: what ``resolve_models``' loop builds for each; None when an L is not a
+    load (the loop names the disk). *computed*: ``_described_workloads``' loads, codes and validity."""
+    loads, codes, valid = computed
+    if not valid or len(described) != len(snapshot.disks):
+        return None
+    flags_of: dict[int, tuple[str, ...]] = {}
+    kind_of: dict[int, WorkloadClass] = {}
+    for code in set(codes):  # the first disk of each code, as the loop's memo has it
+        flags_of[code], kind_of[code] = flags_and_class(described[codes.index(code)])
+    flags = list(map(flags_of.__getitem__, codes))
+    kinds = list(map(kind_of.__getitem__, codes))
+    ids = list(map(_id_of, snapshot.disks))
+    n = len(ids)
+    fields = zip(
+        ids,
+        loads,
+        repeat(LOAD_WORKLOAD, n),
+        described,
+        repeat(0, n),
+        flags,
+        kinds,
+        repeat(None, n),
+        repeat(None, n),
+        strict=True,
+    )
+    # tuple.__new__ is what DiskLoad(...) calls, without its Python-level wrapper (one per disk).
+    return dict(zip(ids, map(_new_tuple, repeat(DiskLoad, n), fields), strict=True))
+
+
+_new_tuple = tuple.__new__
+_id_of = attrgetter("id")
+_mix_of = attrgetter("oio", "io_size_kb", "read_pct", "random_pct")
+
+
+class _DatastoreParts(TypedDict):
+    datastores: dict[str, DatastoreModel]
+    stand_in: dict[str, float]
+
+
+def _datastore_models(snapshot: Snapshot, params: BalancerParams) -> _DatastoreParts:
     """Every datastore's P (given, fitted, prior or none) and each pod's stand-in P for new ones."""
     known: dict[str, tuple[str, float | None, DeviceFit | None]] = {}
     guesses: dict[str, float] = {}
@@ -245,4 +293,4 @@ def _datastore_models(
             effective_performance=p if p is not None else guesses.get(ds.name, stand_in[ds.pod]),
             fit=fit,
         )
-    return datastores, stand_in
+    return _DatastoreParts(datastores=datastores, stand_in=stand_in)

@@ -77,6 +77,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import compress, repeat
+from operator import attrgetter, is_not, ne
 from typing import NamedTuple
 
 import numpy as np
@@ -180,9 +182,15 @@ class DiskDemands(Mapping[str, DiskDemand]):
 
     def columns(self, disks: Sequence[str]) -> Array:
         """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""
-        index = self.index
-        rows: Array = self.table[:, [index[disk] for disk in disks]]
+        rows: Array = self.table[:, list(map(self.index.__getitem__, disks))]
         return rows
+
+
+# A disk model's fields, read for every disk in one pass each (C loops).
+_load_of = attrgetter("load")
+_workload_of = attrgetter("workload")
+_means_of = attrgetter("mean_oio", "mean_read_oio")
+_mix_of = attrgetter("oio", "io_size_kb", "read_pct", "random_pct")
 
 
 def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
@@ -194,26 +202,33 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
     uses them."""
     ids = list(models.disks)
     values = list(models.disks.values())
-    loads = np.array([m.load for m in values], dtype=np.float64)
-    workloads = [m.workload for m in values]
-    has = np.array([w is not None for w in workloads], dtype=np.bool_)
-    mix = np.array(
-        [(w.oio, w.io_size_kb, w.read_pct, w.random_pct) for w in workloads if w is not None],
-        dtype=np.float64,
-    ).reshape(-1, 4)
-    means = np.array(
-        [
-            (
-                m.mean_oio if m.mean_oio is not None else m.workload.oio,
-                m.mean_read_oio
-                if m.mean_read_oio is not None
-                else (m.mean_oio if m.mean_oio is not None else m.workload.oio) * m.workload.read_pct / 100.0,
-            )
-            for m in values
-            if m.workload is not None
-        ],
-        dtype=np.float64,
-    ).reshape(-1, 2)
+    n = len(ids)
+    loads = np.fromiter(map(_load_of, values), dtype=np.float64, count=n)
+    workloads = list(map(_workload_of, values))
+    present = list(map(is_not, workloads, repeat(None)))
+    has = np.array(present, dtype=np.bool_)
+    described = list(compress(values, present))
+    mix = np.array(list(map(_mix_of, compress(workloads, present))), dtype=np.float64).reshape(-1, 4)
+    if not any(map(ne, map(_means_of, described), repeat((None, None)))):
+        # No disk with a workload has means (none was modelled from samples): its percentile
+        # parameters, as the general case below computes them (the same operations, so the same floats).
+        means = np.stack((mix[:, 0], mix[:, 0] * mix[:, 2] / 100.0), axis=1)
+    else:
+        means = np.array(
+            [
+                (
+                    m.mean_oio if m.mean_oio is not None else m.workload.oio,
+                    m.mean_read_oio
+                    if m.mean_read_oio is not None
+                    else (m.mean_oio if m.mean_oio is not None else m.workload.oio)
+                    * m.workload.read_pct
+                    / 100.0,
+                )
+                for m in described
+                if m.workload is not None  # all of them (described), for the type checker
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 2)
     k2, k3, k4 = constants.k2, constants.k3, constants.k4
     # eq. 1's mix cost per disk with a workload model, in _mix_cost's order of operations.
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, no warning
@@ -221,7 +236,6 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
     c_ref = float(np.median(costs)) if costs.size else _mix_cost(_DEFAULT_MIX, constants)
     if not (math.isfinite(c_ref) and c_ref > 0):
         c_ref = 1.0
-    n = len(ids)
     cost = np.zeros(n, dtype=np.float64)
     oio = np.zeros(n, dtype=np.float64)
     reads = np.zeros(n, dtype=np.float64)

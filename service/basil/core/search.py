@@ -44,7 +44,9 @@ import bisect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
+from itertools import chain, repeat
+from operator import attrgetter, is_, is_not
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -91,6 +93,8 @@ from basil.core.workload_model import FLAG_TEXT
 Array = npt.NDArray[np.float64]
 
 _EPSILON = 1e-12
+_datastore_of = attrgetter("datastore")
+_UNIT_COLUMNS = ("load", "disks", "size_gb", "iops", "pinned")  # the unit fields read as columns
 # Below this f, f from ΣN and ΣN² carries rounding errors of its own size: the pod counts as even.
 _F_FLOOR = 1e-4
 _FULL_PAIRS = 64  # up to this many datastores, every source is paired with every target
@@ -326,16 +330,16 @@ class BestMoveSearch(PodRound):
 
         A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
         them), here as bincounts over every disk of the pod, which add in input order the same way."""
-        position = self.position
-        for unit in units:
-            i = position.get(unit.datastore)
-            if i is not None:
-                self.units.append(unit)
-                self.src.append(i)
+        where = list(map(self.position.get, map(_datastore_of, units)))
+        if None in where:  # units on datastores outside this pod's balance (in maintenance)
+            self.units = [u for u, i in zip(units, where, strict=True) if i is not None]
+            self.src = [i for i in where if i is not None]
+        else:
+            self.units = list(units)
+            self.src = cast("list[int]", where)
         n = len(self.units)
-        # The units' fields as columns (one transposition instead of a pass per field).
-        columns = list(zip(*self.units, strict=True)) if n else [() for _ in Unit._fields]
-        self.unit_columns = dict(zip(Unit._fields, columns, strict=True))
+        # The units' fields the search reads for all of them, as columns (a C loop each).
+        self.unit_columns = {f: list(map(attrgetter(f), self.units)) for f in _UNIT_COLUMNS}
         self.unit_load = np.array(self.unit_columns["load"], dtype=np.float64)
         counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         if n:
@@ -401,15 +405,19 @@ class BestMoveSearch(PodRound):
                 density = np.where(size > 0, load / np.where(size > 0, size, 1.0), np.inf)
                 by_preference = np.lexsort((size, -density))
             else:
-                known = np.array([v is not None for v in column["iops"]], dtype=np.bool_)
-                iops = np.array([0.0 if v is None else v for v in column["iops"]], dtype=np.float64)
+                given = list(map(is_not, column["iops"], repeat(None)))
+                known = np.array(given, dtype=np.bool_)
+                iops = np.array(
+                    column["iops"] if all(given) else [0.0 if v is None else v for v in column["iops"]],
+                    dtype=np.float64,
+                )
                 ratio = np.where(known, np.where(load > 0, iops / np.where(load > 0, load, 1.0), np.inf), 0.0)
                 by_preference = np.lexsort((-load, ratio, np.where(known, 0.0, 1.0)))
         rank = np.empty(n, dtype=np.int64)
         rank[by_preference] = np.arange(n, dtype=np.int64)
         self.rank = rank.tolist()
         keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
-        movable = np.array([v is None for v in column["pinned"]], dtype=np.bool_)
+        movable = np.array(list(map(is_, column["pinned"], repeat(None))), dtype=np.bool_)
         ids = np.flatnonzero(movable)
         src = np.array(self.src, dtype=np.int64)
         # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
@@ -1092,7 +1100,7 @@ class BestMoveSearch(PodRound):
                 self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
             ),
         )
-        oio = [self.demands[d].oio for d in unit.disks]
+        oio = self._oio(unit.disks)
         disk_effects = tuple(
             [
                 DiskEffect(d, lat_x0, lat_y1, 1000.0 * o / lat_x0, 1000.0 * o / lat_y1)
@@ -1137,6 +1145,14 @@ class BestMoveSearch(PodRound):
             pod_latency_ms_before=pod_lat0,
             pod_latency_ms_after=pod_lat1,
         )
+
+    def _oio(self, disks: Sequence[str]) -> list[float]:
+        """The disks' outstanding IOs (their demands' ``oio``), read from the table when there is one."""
+        demands = self.demands
+        if isinstance(demands, DiskDemands):
+            index, item = demands.index, demands.table.item
+            return [item(0, index[d]) for d in disks]  # row 0: oio (DiskDemands.FLOAT_FIELDS)
+        return [demands[d].oio for d in disks]
 
     def _weighted_latency(self, iops: float) -> float:
         return 1000.0 * self.total_oio / iops if iops > 0 else 0.0
