@@ -40,9 +40,9 @@ A disk's VM has the same name alone and consolidated, so its outstanding-IO draw
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py
-        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|all] [--intervals N]
+        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|all ...] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
-        [--no-full-cache]
+        [--no-full-cache] [--no-edge]
         [--parallelism M]
         [--service]
 
@@ -603,6 +603,23 @@ def device_fit(
     )
 
 
+def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool) -> DeviceParams:
+    """The device with the rules the diagnostic flags switch off (each says so)."""
+    for on, note in (
+        (filling, "the cache never fills (the destage stretch only bounded, writes stay cached)"),
+        (full_carried, "a cache full where a disk was measured is not carried to its neighbours"),
+        (edge, "a cache at its edge where a disk was measured (cached writes > 2 hits) is not carried"),
+    ):
+        if not on:
+            print(f"diagnostic: {note}")
+    return replace(
+        device,
+        cache_fills=device.cache_fills and filling,
+        full_cache_carried=device.full_cache_carried and full_carried,
+        edge_carried=device.edge_carried and edge,
+    )
+
+
 def error(predicted: float | None, measured: float, signed: list[float]) -> float | None:
     """Absolute relative error; the signed one is kept to tell optimism from pessimism."""
     if measured <= 1e-9 or predicted is None:
@@ -627,6 +644,7 @@ def evaluate(
     service: bool = False,
     filling: bool = True,
     full_carried: bool = True,
+    edge: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -646,12 +664,7 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
-    if not filling:
-        print("diagnostic: the cache never fills (the destage stretch only bounded, writes stay cached)")
-        device = replace(device, cache_fills=False)
-    if not full_carried:
-        print("diagnostic: a cache full where a disk was measured is not carried to its neighbours")
-        device = replace(device, full_cache_carried=False)
+    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -695,8 +708,10 @@ def evaluate(
         print(
             f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
             f"  U {p.destage_util:.2f}"
+            + (f" U1 {p.destage_total:.2f}" if p.destage_total > 0 else "")
             + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
             + (f" full where measured: {','.join(p.full_where_measured)}" if p.full_where_measured else "")
+            + (f" edge where measured: {','.join(p.edge_where_measured)}" if p.edge_where_measured else "")
         )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
@@ -722,7 +737,9 @@ def main() -> None:
     parser.add_argument(
         "--set",
         choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "all"),
-        default="all",
+        nargs="+",
+        default=["all"],
+        help="one or more sets (all: every set)",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -759,6 +776,12 @@ def main() -> None:
         "alone) is not carried to its neighbours (the estimator before task wif4)",
     )
     parser.add_argument(
+        "--no-edge",
+        action="store_true",
+        help="diagnostic: a disk whose cached writes were slower than two cache hits alone (the cache at "
+        "its edge where measured) is not carried as a full cache (the estimator before task wif5)",
+    )
+    parser.add_argument(
         "--service",
         action="store_true",
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
@@ -767,8 +790,8 @@ def main() -> None:
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth)]
-    if args.set != "all":
-        setups = [s for s in setups if s.name == args.set]
+    if "all" not in args.set:
+        setups = [s for s in setups if s.name in args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -785,6 +808,7 @@ def main() -> None:
                     service=args.service,
                     filling=not args.no_filling,
                     full_carried=not args.no_full_cache,
+                    edge=not args.no_edge,
                 )
         finally:
             if args.cache:
