@@ -109,6 +109,15 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   measured with the cache full) and per disk ``write_through`` (and ``write_waits``); no
   admission wait then. ``DeviceParams.full_cache_carried`` False keeps the rule before (such a
   disk only taken as uncached). A departure does not model a full cache.
+- The cache at its edge where a disk was measured (:func:`at_edge_where_measured`). A disk whose
+  writes were taken as cached (at most ``write_cache_ms``) but were on average more than
+  ``EDGE_FACTOR`` (2) cache hits (``DeviceParams.write_hit_ms``, else the fastest cached write of
+  the disks predicted together) had the cache full part of the time where it ran: its destage
+  demand alone was at the bound, its figures a blend of cache hits and full-cache writes. Beside a
+  disk of another group the demand only rises, so the cache is full: that disk's cached writes
+  and the other groups' go through to the devices, as above (its own group's keep their figures).
+  The full cache's steady state: the lab's 15-minute runs from an empty cache blend it with the
+  filling. The answer: ``edge_where_measured``; ``DeviceParams.edge_carried`` False: not carried.
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
