@@ -30,15 +30,19 @@ Sets of combinations:
 - ``seventh``: written down (task wif4) before a cache already full where a disk was measured was
   carried to its neighbours, and not run before that change was final: new and earlier types, with
   disks whose writes alone may overflow the cache, cached writers and plain pairs, on a 5 x 10k SAS
-  RAID 5 LUN with a 256 MB cache, scenario seed 7707.
+  RAID 5 LUN with a 256 MB cache, scenario seed 7707;
+- ``eighth``: written down (task wif5) before cache bursts below the mean destage bound were
+  modelled, and not run before that change was final: bursty cached writers below the bound, writers
+  well below it, a sequential reader beside random ones, plain random pairs, on a 4 x 15k FC RAID 10
+  LUN with a 384 MB cache, scenario seed 8808.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
-    .venv/bin/python benchmarks/bench_whatif.py [--set tuning|heldout|third|fourth|fifth|sixth|seventh|all]
-        [--intervals N]
+    .venv/bin/python benchmarks/bench_whatif.py
+        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|all ...] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
-        [--no-full-cache]
+        [--no-full-cache] [--no-edge]
         [--parallelism M]
         [--service]
 
@@ -329,6 +333,56 @@ def seventh(triples: bool) -> Setup:
     return Setup("seventh", 7707, device, SEVENTH_WORKLOADS, combos)
 
 
+# Eighth set: five new types beside types of the earlier sets.
+EIGHTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a binary log (16 KB sequential writes, bursty outstanding IOs), a message queue (cached
+    # 4 KB random writes, wide burst range), a metrics disk (8 KB writes, idle to busy), an index
+    # disk (8 KB random reads) and a restore reader (256 KB sequential)
+    "binlog": {"oio": {"min": 1, "max": 3}, "io_size_kb": 16, "read_pct": 3, "random_pct": 12},
+    "queue": {"oio": {"min": 1, "max": 7}, "io_size_kb": 4, "read_pct": 20, "random_pct": 90},
+    "metrics": {"oio": {"min": 0, "max": 4}, "io_size_kb": 8, "read_pct": 10, "random_pct": 60},
+    "index": {"oio": {"min": 4, "max": 10}, "io_size_kb": 8, "read_pct": 92, "random_pct": 100},
+    "restore": {"oio": 2, "io_size_kb": 256, "read_pct": 100, "random_pct": 8},
+    **{k: WORKLOADS[k] for k in ("oltp", "webserver")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("vdi",)},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo", "search")},
+    **{k: FIFTH_WORKLOADS[k] for k in ("kv",)},
+    **{k: SIXTH_WORKLOADS[k] for k in ("catalog",)},
+    **{k: SEVENTH_WORKLOADS[k] for k in ("ledger",)},
+}
+
+
+def eighth(triples: bool) -> Setup:
+    """Written down (2026-11-26 07:15 UTC, issue 16, task wif5) and committed before cache bursts
+    below the mean destage bound were modelled, and not run before that estimator change was final:
+    five new types (a binary log, a message queue, a metrics disk, an index disk, a restore reader)
+    and pairs and triples with types of the earlier sets: cached writers whose mean destage demand
+    may stay below the bound while their outstanding IOs burst (binlog, queue, metrics, ledger),
+    writers well below it (redo), a sequential reader beside random ones (restore), plain random
+    pairs; on a LUN of a kind, RAID level, size and cache no other set used (4 x 15k FC RAID 10,
+    384 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("binlog", "index"),
+        ("binlog", "catalog"),
+        ("queue", "index"),
+        ("queue", "oltp"),
+        ("metrics", "oltp"),
+        ("binlog", "metrics"),
+        ("ledger", "kv"),
+        ("redo", "index"),
+        ("metrics", "webserver"),
+        ("restore", "index"),
+        ("restore", "vdi"),
+        ("index", "oltp"),
+        ("catalog", "webserver"),
+        ("kv", "search"),
+    ]
+    if triples:
+        combos += [("binlog", "queue", "index"), ("restore", "metrics", "catalog")]
+    device = {"kind": "fc15k", "disks": 4, "raid": "10", "cache_mb": 384}
+    return Setup("eighth", 8808, device, EIGHTH_WORKLOADS, combos)
+
+
 QUEUE_DEPTH = 32
 
 
@@ -549,6 +603,23 @@ def device_fit(
     )
 
 
+def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool) -> DeviceParams:
+    """The device with the rules the diagnostic flags switch off (each says so)."""
+    for on, note in (
+        (filling, "the cache never fills (the destage stretch only bounded, writes stay cached)"),
+        (full_carried, "a cache full where a disk was measured is not carried to its neighbours"),
+        (edge, "a cache at its edge where a disk was measured (cached writes > 2 hits) is not carried"),
+    ):
+        if not on:
+            print(f"diagnostic: {note}")
+    return replace(
+        device,
+        cache_fills=device.cache_fills and filling,
+        full_cache_carried=device.full_cache_carried and full_carried,
+        edge_carried=device.edge_carried and edge,
+    )
+
+
 def error(predicted: float | None, measured: float, signed: list[float]) -> float | None:
     """Absolute relative error; the signed one is kept to tell optimism from pessimism."""
     if measured <= 1e-9 or predicted is None:
@@ -573,6 +644,7 @@ def evaluate(
     service: bool = False,
     filling: bool = True,
     full_carried: bool = True,
+    edge: bool = True,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -592,12 +664,7 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
-    if not filling:
-        print("diagnostic: the cache never fills (the destage stretch only bounded, writes stay cached)")
-        device = replace(device, cache_fills=False)
-    if not full_carried:
-        print("diagnostic: a cache full where a disk was measured is not carried to its neighbours")
-        device = replace(device, full_cache_carried=False)
+    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -641,8 +708,10 @@ def evaluate(
         print(
             f"{label:<36} {fmt([mix_e]):>6} {fmt([x_e]):>6} {fmt(read_e):>24} {fmt(write_e):>24}"
             f"  U {p.destage_util:.2f}"
+            + (f" U1 {p.destage_total:.2f}" if p.destage_total > 0 else "")
             + (f" full (demand {p.destage_demand:.2f})" if p.cache_full else "")
             + (f" full where measured: {','.join(p.full_where_measured)}" if p.full_where_measured else "")
+            + (f" edge where measured: {','.join(p.edge_where_measured)}" if p.edge_where_measured else "")
         )
     print(f"{setup.name}: absolute relative errors, median (max); median signed error (+ = pessimistic):")
     for key in KEYS:
@@ -667,8 +736,10 @@ def main() -> None:
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
         "--set",
-        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "all"),
-        default="all",
+        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "all"),
+        nargs="+",
+        default=["all"],
+        help="one or more sets (all: every set)",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -705,6 +776,12 @@ def main() -> None:
         "alone) is not carried to its neighbours (the estimator before task wif4)",
     )
     parser.add_argument(
+        "--no-edge",
+        action="store_true",
+        help="diagnostic: a disk whose cached writes were slower than two cache hits alone (the cache at "
+        "its edge where measured) is not carried as a full cache (the estimator before task wif5)",
+    )
+    parser.add_argument(
         "--service",
         action="store_true",
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
@@ -712,9 +789,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh)]
-    if args.set != "all":
-        setups = [s for s in setups if s.name == args.set]
+    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth)]
+    if "all" not in args.set:
+        setups = [s for s in setups if s.name in args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -731,6 +808,7 @@ def main() -> None:
                     service=args.service,
                     filling=not args.no_filling,
                     full_carried=not args.no_full_cache,
+                    edge=not args.no_edge,
                 )
         finally:
             if args.cache:

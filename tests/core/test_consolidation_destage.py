@@ -325,7 +325,15 @@ def test_the_admitted_destage_load_fits_the_devices(group: list[WorkloadMeasurem
     p = predict_consolidation(group, device)
     # A disk with writes slower than a cache hit beside others: the cache full where it was measured
     # is carried to them (their cached writes go through, no admission); otherwise the filling rule.
-    carried = bool(p.full_where_measured) and len(group) > 1
+    # So is a cache at its edge where a disk was measured: cached writes above two cache hits (the
+    # fastest cached write of the group).
+    cached = [w.write_latency_ms for w in group if w.write_iops > 0 and w.write_latency_ms <= 1.0]
+    assert p.edge_where_measured == tuple(
+        w.name
+        for w in group
+        if w.write_iops > 0 and w.write_latency_ms <= 1.0 and w.write_latency_ms > 2 * min(cached)
+    )
+    carried = bool(p.full_where_measured or p.edge_where_measured) and len(group) > 1
     assert p.full_where_measured == tuple(
         w.name for w in group if w.write_iops > 0 and w.write_latency_ms > 1
     )

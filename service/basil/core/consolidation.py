@@ -109,6 +109,15 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   measured with the cache full) and per disk ``write_through`` (and ``write_waits``); no
   admission wait then. ``DeviceParams.full_cache_carried`` False keeps the rule before (such a
   disk only taken as uncached). A departure does not model a full cache.
+- The cache at its edge where a disk was measured (:func:`at_edge_where_measured`). A disk whose
+  writes were taken as cached (at most ``write_cache_ms``) but were on average more than
+  ``EDGE_FACTOR`` (2) cache hits (``DeviceParams.write_hit_ms``, else the fastest cached write of
+  the disks predicted together) had the cache full part of the time where it ran: its destage
+  demand alone was at the bound, its figures a blend of cache hits and full-cache writes. Beside a
+  disk of another group the demand only rises, so the cache is full: that disk's cached writes
+  and the other groups' go through to the devices, as above (its own group's keep their figures).
+  The full cache's steady state: the lab's 15-minute runs from an empty cache blend it with the
+  filling. The answer: ``edge_where_measured``; ``DeviceParams.edge_carried`` False: not carried.
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
@@ -250,6 +259,8 @@ WRITE_COST_LOWER_BOUND = "lower bound: one device write per host write (RAID lev
 # Destaging may take at most this share of the devices (arrays keep the rest for reads; the lab's
 # documented ceiling); beyond it the cache fills and writes wait for the devices, not modelled.
 MAX_DESTAGE_UTIL = 0.8
+# A cached write slower on average than this many cache hits: the cache was at its edge, full at times.
+EDGE_FACTOR = 2.0
 # Basil's workload class "sequential" (basil.core.workload_model): at most this random %.
 SEQUENTIAL_RANDOM_PCT = WorkloadModelParams().sequential_class_random_pct
 
@@ -282,6 +293,11 @@ class DeviceParams:
     # carried to its neighbours, whose cached writes then go through to the devices (module doc);
     # False: the rule before (such a disk only taken as uncached).
     full_cache_carried: bool = True
+    # A cache hit's latency (ms); None: the fastest cached write of the disks predicted together.
+    write_hit_ms: float | None = None
+    # A disk whose cached writes were slower than EDGE_FACTOR cache hits had the cache filling at times
+    # where it was measured: carried to its neighbours as a full cache (module doc); False: not.
+    edge_carried: bool = True
 
     @property
     def destage_op_ms(self) -> float | None:
@@ -307,6 +323,7 @@ class DeviceParams:
             "positioning_ms",
             "write_cost",
             "destage_ms",
+            "write_hit_ms",
         ):
             value = getattr(self, field)
             if value is None:
@@ -378,10 +395,13 @@ class ConsolidationPrediction:
     inputs: list[WorkloadMeasurement]
     destage_util: float = 0.0  # ΔU: what interleaving adds to the devices' share of time destaging
     destage_demand: float = 0.0  # ΔU the cached writes would need with the cache keeping up
+    destage_total: float = 0.0  # U¹: all the destaging together with the cache keeping up
     cache_full: bool = False  # the demand exceeds the bound: the writers' writes wait for the devices
     admission_wait_ms: float = 0.0  # what a cached write waits for the full cache to take it
     # the disks whose writes alone were slower than a cache hit: the cache was full where measured
     full_where_measured: tuple[str, ...] = ()
+    # the disks whose cached writes were slower than EDGE_FACTOR cache hits: the cache filled at times
+    edge_where_measured: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -408,10 +428,12 @@ class ConsolidationPrediction:
             "destage_util": self.destage_util,
             "destage_saturated": self.cache_full or self.destage_util >= MAX_DESTAGE_UTIL,
             "destage_demand": self.destage_demand,
+            "destage_total": self.destage_total,
             "cache_full": self.cache_full,
             "admitted_write_iops": sum(w.write_iops for w in self.workloads if w.write_waits),
             "admission_wait_ms": self.admission_wait_ms,
             "full_where_measured": list(self.full_where_measured),
+            "edge_where_measured": list(self.edge_where_measured),
             "workloads": [w.to_dict() for w in self.workloads],
             "inputs": [
                 {
@@ -543,6 +565,31 @@ def _write_cached(workload: WorkloadMeasurement, device: DeviceParams) -> bool:
         device.write_cache_ms is not None
         and workload.write_iops > 0
         and workload.write_latency_ms <= device.write_cache_ms
+    )
+
+
+def cache_hit_ms(workloads: Sequence[WorkloadMeasurement], device: DeviceParams) -> float | None:
+    """A cache hit's latency on the datastore: ``DeviceParams.write_hit_ms``, else the fastest write
+    latency of the disks whose writes the cache absorbed (None without a cache or such a disk)."""
+    if device.write_hit_ms is not None:
+        return device.write_hit_ms
+    cached = [w.write_latency_ms for w in workloads if _write_cached(w, device) and w.write_latency_ms > 0]
+    return min(cached) if cached else None
+
+
+def at_edge_where_measured(workload: WorkloadMeasurement, device: DeviceParams, hit_ms: float | None) -> bool:
+    """Its writes were taken as cached but were on average more than ``EDGE_FACTOR`` times a cache hit
+    (*hit_ms*): a share of them waited for a full cache, so the cache filled at times where it was
+    measured, its destaging at the bound there (module doc). Needs what :func:`full_where_measured`
+    needs; off with ``edge_carried`` False."""
+    return (
+        device.edge_carried
+        and device.full_cache_carried
+        and hit_ms is not None
+        and device.positioning_ms is not None
+        and device.write_cost is not None
+        and _write_cached(workload, device)
+        and workload.write_latency_ms > EDGE_FACTOR * hit_ms
     )
 
 
@@ -748,17 +795,23 @@ def _admission(
 
 
 def _through(
-    keys: Sequence[str], workloads: Sequence[WorkloadMeasurement], device: DeviceParams
+    keys: Sequence[str], workloads: Sequence[WorkloadMeasurement], device: DeviceParams, hit_ms: float | None
 ) -> tuple[frozenset[int], bool]:
     """The disks whose cached writes go through to the devices: beside a disk of another group
-    measured with the cache full (:func:`full_where_measured`); its own group's figures have it.
-    And whether such a full cache is carried at all (a disk of another group beside it)."""
-    full_groups = {key for key, w in zip(keys, workloads, strict=True) if full_where_measured(w, device)}
+    measured with the cache full (:func:`full_where_measured`) or at its edge
+    (:func:`at_edge_where_measured`); its own group's figures have it. A disk at the edge goes
+    through too: its figures are mostly cache hits, which the full cache no longer gives. And
+    whether such a full cache is carried at all (a disk of another group beside it)."""
+    edge = {key for key, w in zip(keys, workloads, strict=True) if at_edge_where_measured(w, device, hit_ms)}
+    full_groups = edge | {
+        key for key, w in zip(keys, workloads, strict=True) if full_where_measured(w, device)
+    }
+    carried = any(full_groups - {key} for key in keys)
     return frozenset(
         i
         for i, (key, w) in enumerate(zip(keys, workloads, strict=True))
-        if full_groups - {key} and _write_cached(w, device)
-    ), any(full_groups - {key} for key in keys)
+        if _write_cached(w, device) and (full_groups - {key} or (carried and key in edge))
+    ), carried
 
 
 def predict_consolidation(
@@ -805,7 +858,8 @@ def predict_consolidation(
     admission = 0.0
     # The cache full where a disk was measured, carried to the datastore (module doc): the cached
     # writes of every disk of another group go through to the devices.
-    (through, carried), all_queue = _through(keys, workloads, device), sum(w.queue for w in workloads)
+    hit_ms = cache_hit_ms(workloads, device)
+    (through, carried), all_queue = _through(keys, workloads, device, hit_ms), sum(w.queue for w in workloads)
 
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
@@ -846,7 +900,7 @@ def predict_consolidation(
         return out
 
     predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted, loop=bool(through))
-    demand = destage[1] - destage[0]
+    demand, total_demand = destage[1] - destage[0], destage[1]
     full = device.cache_fills and demand >= MAX_DESTAGE_UTIL and not through
     if full:
         # The closed loop: the writers' IOPS fall with their write latency until their destage load
@@ -882,9 +936,11 @@ def predict_consolidation(
         inputs=list(workloads),
         destage_util=destage[1] - destage[0],
         destage_demand=demand,
+        destage_total=total_demand,
         cache_full=full or carried,
         admission_wait_ms=admission,
         full_where_measured=tuple(w.name for w in workloads if full_where_measured(w, device)),
+        edge_where_measured=tuple(w.name for w in workloads if at_edge_where_measured(w, device, hit_ms)),
     )
 
 

@@ -128,8 +128,9 @@ _PREDICTED_DISK = {
         },
         "write_through": {
             "type": "boolean",
-            "description": "a disk measured with the cache full is beside it (full_where_measured): its "
-            "cached writes go through to the devices, the RAID penalty in the foreground",
+            "description": "a disk measured with the cache full or at its edge is beside it "
+            "(full_where_measured, edge_where_measured): its cached writes go through to the devices, "
+            "the RAID penalty in the foreground",
         },
         "confidence": s.STRING,
     },
@@ -186,6 +187,17 @@ WHATIF_ANSWER: dict[str, Any] = {
             "description": "disks whose writes were slower than a cache hit where they ran: the cache was "
             "full there; their writes count as device writes and, beside other disks, the others' cached "
             "writes go through to the devices (write_through)",
+        },
+        "edge_where_measured": {
+            **s.array(s.STRING),
+            "description": "disks whose cached writes were slower than two cache hits (the fastest cached "
+            "write of the disks) where they ran: the cache filled at times there; beside disks of another "
+            "group the cache is full and the cached writes of both go through to the devices",
+        },
+        "destage_total": {
+            **_ESTIMATE,
+            "description": "U¹: all the destaging together with the cache keeping up (ΔU adds to it only "
+            "what the disks' own figures did not have)",
         },
         "admitted_write_iops": {
             **_ESTIMATE,
