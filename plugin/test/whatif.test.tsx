@@ -225,14 +225,29 @@ describe('what-if dialog', () => {
 
   it('warns when the cache was full where a disk was measured, and names the writes that go through', () => {
     const warning = destageWarning(FULL) ?? '';
-    expect(warning).toContain('The write cache was already full where audit ran: its writes were slower than a cache hit');
-    expect(warning).toContain('the cached writes of catalog go through to the devices with the RAID write penalty.');
+    expect(warning).toBe(
+      'The write cache was already full where audit ran: its writes were slower than a cache hit, so here they count as writes to the devices. ' +
+        'The cached writes of catalog go through to the devices with the RAID write penalty.',
+    );
     // The writes go through rather than wait for admission: no word of admission waits.
     expect(warning).not.toContain('cannot destage');
-    expect(whatIfSummary(FULL).find((l) => l.key === 'destage')).toMatchObject({ beside: 'the write cache was full where measured', warn: true });
+    expect(whatIfSummary(FULL).find((l) => l.key === 'destage')).toMatchObject({ beside: 'the write cache was full or at its limit where measured', warn: true });
     // Two disks measured full, no writes going through: their plural, and the sentence ends there.
     const two: WhatIfAnswer = { ...FULL, full_where_measured: ['audit', 'wal'], workloads: FULL.workloads.map((w) => ({ ...w, write_through: false })) };
     expect(destageWarning(two)).toBe('The write cache was already full where audit, wal ran: their writes were slower than a cache hit, so here they count as writes to the devices.');
+    // A cache at its limit where a disk's cached writes were measured (slower than two cache hits):
+    // beside another group's disks it fills, and both their cached writes go through.
+    const edge: WhatIfAnswer = {
+      ...FULL,
+      full_where_measured: [],
+      edge_where_measured: ['ledger'],
+      workloads: FULL.workloads.map((w) => ({ ...w, write_through: true })),
+    };
+    expect(destageWarning(edge)).toBe(
+      'The write cache was at its limit where ledger ran: its cached writes were slower than two cache hits, so beside the other disks here it fills. ' +
+        'The cached writes of audit, catalog go through to the devices with the RAID write penalty.',
+    );
+    expect(whatIfSummary(edge).find((l) => l.key === 'destage')).toMatchObject({ beside: 'the write cache was full or at its limit where measured', warn: true });
     renderIn(<WhatIfResult answer={FULL} names={new Map()} />);
     expect(screen.getByTestId('whatif-destage-saturated').textContent).toBe(warning);
     const row = screen.getByTestId('whatif-table').querySelector('tr[data-disk="catalog"]') as HTMLElement;

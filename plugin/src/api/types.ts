@@ -654,6 +654,9 @@ export interface WhatIfAnswer {
   cache_full?: boolean;
   /** Disks whose writes were slower than a cache hit where they ran: the cache was full there. */
   full_where_measured?: string[];
+  /** Disks whose cached writes were slower than two cache hits where they ran: the cache was at its
+   * limit there, and beside disks of another group it fills. */
+  edge_where_measured?: string[];
   /** The write IOPS the full cache admits, of the disks whose writes wait (0 when it keeps up). */
   admitted_write_iops?: number | null;
   /** What a cached write waits for the full cache to take it (ms; 0 when it keeps up). */

@@ -214,7 +214,7 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
       value: typeof a.destage_util === 'number' ? `${a.destage_util < 0 ? '−' : '+'}${compact(Math.abs(a.destage_util) * 100)} %` : DASH,
       beside:
         fullWhereMeasured(a).length > 0
-          ? 'the write cache was full where measured'
+          ? 'the write cache was full or at its limit where measured'
           : saturated
             ? a.cache_full === true
               ? 'at its bound: the write cache is full'
@@ -235,25 +235,35 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
   return lines;
 }
 
-/** The disks measured with the write cache full, as the answer names them. */
+/** The disks measured with the write cache full or at its limit, as the answer names them. */
 export function fullWhereMeasured(a: WhatIfAnswer): string[] {
-  return a.full_where_measured ?? [];
+  return [...(a.full_where_measured ?? []), ...(a.edge_where_measured ?? [])];
 }
 
-/** The warning of a write cache that was full where a disk was measured (null when none was). */
+/** The warning of a write cache that was full, or at its limit, where a disk was measured (null
+ * when none was). */
 function fullCacheWarning(a: WhatIfAnswer): string | null {
-  const full = fullWhereMeasured(a);
-  if (full.length === 0) return null;
+  const full = a.full_where_measured ?? [];
+  const edge = a.edge_where_measured ?? [];
+  if (full.length === 0 && edge.length === 0) return null;
   const through = a.workloads.filter((w) => w.write_through === true).map((w) => w.name);
-  const names = full.join(', ');
-  const one = full.length === 1;
-  return (
-    `The write cache was already full where ${names} ran: ${one ? 'its' : 'their'} writes were slower than a cache hit, ` +
-    `so here they count as writes to the devices` +
-    (through.length > 0
-      ? `, and the cached writes of ${through.join(', ')} go through to the devices with the RAID write penalty.`
-      : '.')
-  );
+  const parts: string[] = [];
+  if (full.length > 0) {
+    parts.push(
+      `The write cache was already full where ${full.join(', ')} ran: ${full.length === 1 ? 'its' : 'their'} writes were ` +
+        'slower than a cache hit, so here they count as writes to the devices.',
+    );
+  }
+  if (edge.length > 0) {
+    parts.push(
+      `The write cache was at its limit where ${edge.join(', ')} ran: ${edge.length === 1 ? 'its' : 'their'} cached writes ` +
+        'were slower than two cache hits, so beside the other disks here it fills.',
+    );
+  }
+  if (through.length > 0) {
+    parts.push(`The cached writes of ${through.join(', ')} go through to the devices with the RAID write penalty.`);
+  }
+  return parts.join(' ');
 }
 
 /** The warning of a cache full where a disk was measured (then writes go through rather than wait
