@@ -132,3 +132,11 @@ def test_fields_present_in_the_answer() -> None:
     workloads = answer["workloads"]
     assert isinstance(workloads, list)
     assert [w["write_through"] for w in workloads] == [True, True]
+
+
+def test_not_at_the_edge_when_never_measured_alone() -> None:
+    """A disk on a shared datastore: its old neighbours may have filled the cache; nothing is carried."""
+    p = predict_consolidation([replace(LEDGER, alone=False), LOOKUP], RAID5)
+    assert p.edge_where_measured == ()
+    assert not any(w.write_through for w in p.workloads)
+    assert predict_consolidation([LEDGER, LOOKUP], RAID5).edge_where_measured == ("ledger",)

@@ -132,3 +132,17 @@ def test_fields_present_in_the_answer() -> None:
     assert [w["write_through"] for w in workloads] == [False, True]
     plain = whatif_from_mapping({"disks": [disk(AUDIT), disk(CATALOG)]}).to_dict()
     assert plain["full_where_measured"] == []  # no t_pos: the rule cannot price a write through
+
+
+def test_a_disk_never_measured_alone_carries_no_full_cache() -> None:
+    """Its slow writes may be its old neighbours' doing (they filled the cache there), and they do not
+    come along: neither the full cache nor the cache at its edge is carried, and the neighbours keep
+    their cache hits."""
+    shared = replace(AUDIT, alone=False)
+    p = predict_consolidation([shared, CATALOG], RAID6)
+    assert p.full_where_measured == ()
+    assert not p.cache_full
+    assert not any(w.write_through for w in p.workloads)
+    assert by_name(p.workloads)["catalog"].write_latency_ms == pytest.approx(0.37)
+    assert not full_where_measured(shared, RAID6)
+    assert full_where_measured(AUDIT, RAID6)

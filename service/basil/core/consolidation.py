@@ -96,7 +96,9 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   were slower than a cache hit (``write_cache_ms``) where it ran, on a datastore with a cache,
   says the cache was full there: its writes were device writes, the RAID penalty in them, and
   they count in its batches whole (the write share w is 1 for it, not the paper's half: not a
-  cache hit, not throttled by the host). Its writes alone overran the cache, so on the
+  cache hit, not throttled by the host). Only a disk measured alone says so: beside other disks
+  (the service's figures of a disk on a shared datastore, ``alone`` False) the others may have
+  filled the cache, and they do not come along. Its writes alone overran the cache, so on the
   consolidated datastore the cache is full for everyone: the cached writes of every disk of
   another group go through to the devices (:func:`write_through_ms`): the positioned share
   p = r + s·f of a write is a small write of k operations in two rounds on parity RAID (k > 2)
@@ -112,12 +114,13 @@ Generalisation to n workloads (the paper leaves it to future work), written down
 - The cache at its edge where a disk was measured (:func:`at_edge_where_measured`). A disk whose
   writes were taken as cached (at most ``write_cache_ms``) but were on average more than
   ``EDGE_FACTOR`` (2) cache hits (``DeviceParams.write_hit_ms``, else the fastest cached write of
-  the disks predicted together) had the cache full part of the time where it ran: its destage
-  demand alone was at the bound, its figures a blend of cache hits and full-cache writes. Beside a
-  disk of another group the demand only rises, so the cache is full: that disk's cached writes
-  and the other groups' go through to the devices, as above (its own group's keep their figures).
-  The full cache's steady state: the lab's 15-minute runs from an empty cache blend it with the
-  filling. The answer: ``edge_where_measured``; ``DeviceParams.edge_carried`` False: not carried.
+  the disks predicted together) had the cache full part of the time where it ran (measured alone,
+  as above): its destage demand alone was at the bound, its figures a blend of cache hits and
+  full-cache writes. Beside a disk of another group the demand only rises, so the cache is full:
+  that disk's cached writes and the other groups' go through to the devices, as above (its own
+  group's keep their figures). The full cache's steady state: the lab's 15-minute runs from an
+  empty cache blend it with the filling. The answer: ``edge_where_measured``;
+  ``DeviceParams.edge_carried`` False: not carried.
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
@@ -581,10 +584,11 @@ def at_edge_where_measured(workload: WorkloadMeasurement, device: DeviceParams, 
     """Its writes were taken as cached but were on average more than ``EDGE_FACTOR`` times a cache hit
     (*hit_ms*): a share of them waited for a full cache, so the cache filled at times where it was
     measured, its destaging at the bound there (module doc). Needs what :func:`full_where_measured`
-    needs; off with ``edge_carried`` False."""
+    needs (a disk measured alone among them); off with ``edge_carried`` False."""
     return (
         device.edge_carried
         and device.full_cache_carried
+        and workload.alone
         and hit_ms is not None
         and device.positioning_ms is not None
         and device.write_cost is not None
@@ -598,9 +602,11 @@ def full_where_measured(workload: WorkloadMeasurement, device: DeviceParams) -> 
     full where it was measured (a write-back cache makes a write wait only once it is full, when
     writes wait for the devices), so its writes were device load, in its own figures (module doc).
     Needs a cache (``write_cache_ms``), the device's line (t_pos) to price a write that goes through,
-    and a known k; off with ``full_cache_carried`` False."""
+    and a known k; off with ``full_cache_carried`` False. Only for a disk measured alone: beside
+    other disks, they may have filled the cache, and they do not come along (module doc)."""
     return (
         device.full_cache_carried
+        and workload.alone
         and device.write_cache_ms is not None
         and device.positioning_ms is not None
         and device.write_cost is not None
