@@ -33,7 +33,7 @@ from basil.errors import Problem, raise_if_problems
 from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.errors import VCenterError
-from basil.vcenter.perf_wire import query_perf_csv
+from basil.vcenter.perf_wire import WireQuery, metric_ids_xml, query_perf_csv
 from basil.vcenter.types import (
     CollectionReport,
     DiskSample,
@@ -294,6 +294,7 @@ class PerfCollector:
         self._cycle_budget_lock = threading.Lock()
         self._cpu = threading.Lock()  # the cycle's Python work, one thread at a time (see above)
         self._metric_id_cache: dict[tuple[int, ...], list[Any]] = {}
+        self._metric_xml_cache: dict[tuple[int, ...], str] = {}
         self._resumed = False
 
     # --- set-up, once -------------------------------------------------------------------------
@@ -459,15 +460,16 @@ class PerfCollector:
     def _fetch(
         self, batch: list[QueryUnit], windows: Mapping[str, Window]
     ) -> list[tuple[str, _EntityResult]]:
-        """One QueryPerf: CSV read off the wire when possible, else through pyVmomi."""
-        with self._cpu:
-            specs = self._specs(batch, windows)
+        """One QueryPerf: written and read (CSV) on the wire when possible, else through pyVmomi."""
         if self.params.csv and self.params.fast_parse:
-            wire = query_perf_csv(self._conn, specs, cpu=self._cpu)
+            with self._cpu:
+                queries = self._wire_queries(batch, windows)
+            wire = query_perf_csv(self._conn, queries, cpu=self._cpu)
             if wire is not None:
                 return [(m.entity, _EntityResult(m.timestamps, m.series)) for m in wire]
         # pyVmomi writes and parses within the call: the slow path holds the CPU lock throughout.
         with self._cpu, self._conn.translate(f"querying performance of {len(batch)} entities"):
+            specs = self._specs(batch, windows)
             metrics = self._conn.content.perfManager.QueryPerf(querySpec=specs)
             return [(m.entity._moId, self._parse(m)) for m in metrics or ()]
 
@@ -548,6 +550,30 @@ class PerfCollector:
             ids = [vim.PerformanceManager.MetricId(counterId=c, instance="*") for c in counters]
             self._metric_id_cache[counters] = ids
         return ids
+
+    def _wire_queries(self, batch: list[QueryUnit], windows: Mapping[str, Window]) -> list[WireQuery]:
+        """The specs of :meth:`_specs` as plain values, for :func:`~basil.vcenter.perf_wire.request_body`."""
+        queries = []
+        fmt = "csv" if self.params.csv else "normal"
+        for unit in batch:
+            metric_ids = self._metric_xml_cache.get(unit.counters)
+            if metric_ids is None:
+                metric_ids = self._metric_xml_cache[unit.counters] = metric_ids_xml(unit.counters)
+            window = windows.get(unit.entity, FIRST_LOOK)
+            queries.append(
+                WireQuery(
+                    entity_type="VirtualMachine" if unit.kind == "vm" else "HostSystem",
+                    entity=unit.entity,
+                    metric_ids=metric_ids,
+                    interval_s=REALTIME_INTERVAL_S,
+                    # first look at this entity: its newest sample only; else after the last one we have
+                    start=window.start,
+                    end=window.end if window.start is not None else None,
+                    max_sample=1 if window.start is None else None,
+                    format=fmt,
+                )
+            )
+        return queries
 
     def _specs(self, batch: list[QueryUnit], windows: Mapping[str, Window]) -> list[Any]:
         specs = []
