@@ -12,6 +12,8 @@ from basil.vcenter.perf_wire import (
     WireQuery,
     metric_ids_xml,
     parse_answer,
+    parse_answer_flat,
+    parse_answer_tree,
     parse_sample_info,
     parse_values,
     request_body,
@@ -48,6 +50,42 @@ def test_answer_is_read_per_entity_instance_and_counter() -> None:
 def test_values_and_sample_info() -> None:
     assert parse_values("1,-1,,2.5") == [1.0, None, None, 2.5]
     assert parse_sample_info("") == []
+
+
+def test_the_expressions_read_what_the_xml_parser_reads() -> None:
+    flat = parse_answer_flat(ANSWER)
+    assert flat is not None
+    assert flat == parse_answer_tree(ANSWER)
+    assert flat[0].series["scsi0:1"][171] == [120.0, None]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"<instance></instance>", b"<instance/>"),  # an empty element written short
+        (b">vm-17<", b">vm-&#49;7<"),  # a character reference
+        (b"<value>30,31</value>", b"<value><![CDATA[30,31]]></value>"),
+        (b"<value>30,31</value>", b"<value>30,31</value><!-- note -->"),
+        (b"<entity type", b"<entity  type"),
+        (b"<value><id>", b"<value>\n<id>"),  # blanks between elements
+        (
+            b"<counterId>172",
+            b"<vim:counterId xmlns:vim='urn:vim25'>172</vim:counterId><counterId hidden='1'>9",
+        ),
+    ],
+)
+def test_an_answer_written_otherwise_is_read_by_the_xml_parser(before: bytes, after: bytes) -> None:
+    assert before in ANSWER
+    answer = ANSWER.replace(before, after, 1)
+    if parse_answer_flat(answer) is not None:  # the expressions may read it only if they read it right
+        assert parse_answer_flat(answer) == parse_answer_tree(answer)
+    assert parse_answer(answer) == parse_answer_tree(answer)
+
+
+def test_an_answer_in_another_encoding_is_left_to_the_xml_parser() -> None:
+    latin = ANSWER.replace(b'encoding="UTF-8"', b'encoding="ISO-8859-1"').replace(b"vm-17", b"vm-\xe9")
+    assert parse_answer_flat(latin) is None
+    assert parse_answer(latin)[0].entity == "vm-\u00e9"
 
 
 def test_a_normal_format_answer_is_refused() -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import logging
+import re
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Sequence
@@ -151,6 +152,9 @@ def parse_sample_info(text: str) -> list[tuple[datetime, int]]:
 def parse_values(text: str) -> list[float | None]:
     """A CSV value string; vCenter's -1 (no value) and empty fields become None."""
     try:  # the common case, no empty field: float() takes surrounding blanks itself
+        if "," not in text:  # one sample (a regular cycle)
+            v = float(text)
+            return [None if v < 0 else v]
         return [None if v < 0 else v for v in map(float, text.split(","))]
     except ValueError:
         pass
@@ -168,9 +172,17 @@ def parse_values(text: str) -> list[float | None]:
 def parse_answer(payload: bytes) -> list[WireEntityMetric]:
     """The entities of a QueryPerf SOAP answer in CSV form.
 
-    The whole answer is parsed by the C parser at once; only the few elements per series are then
-    visited from Python (no per-element events, no path searches).
+    An answer laid out as vCenter writes it is read by regular expressions over the bytes
+    (:func:`parse_answer_flat`); anything else (entities or CDATA, other prefixes, empty elements written
+    short, another encoding) by the XML parser (:func:`parse_answer_tree`). Both give the same result.
     """
+    flat = parse_answer_flat(payload)
+    return flat if flat is not None else parse_answer_tree(payload)
+
+
+def parse_answer_tree(payload: bytes) -> list[WireEntityMetric]:
+    """:func:`parse_answer` by the XML parser: the whole answer parsed by the C parser at once, then only
+    the few elements per series visited from Python (no per-element events, no path searches)."""
     root = ET.fromstring(payload)
     out: list[WireEntityMetric] = []
     for rv in root.iter(_RETURNVAL):
@@ -197,6 +209,72 @@ def parse_answer(payload: bytes) -> list[WireEntityMetric]:
                 metric.timestamps = parse_sample_info(child.text or "")
         out.append(metric)
     return out
+
+
+_FLAT_RETURNVAL = re.compile(r"<returnval\b([^>]*)>")
+_FLAT_CSV_TYPE = re.compile(r':type="[^"]*PerfEntityMetricCSV"')
+_FLAT_ENTITY = re.compile(r"<entity\b[^>]*>([^<]*)</entity>")
+_FLAT_SAMPLE_INFO = re.compile(r"<sampleInfoCSV>([^<]*)</sampleInfoCSV>")
+_FLAT_SERIES = re.compile(
+    r"<value><id><counterId>([0-9]+)</counterId><instance>([^<]*)</instance></id><value>([^<]*)</value></value>"
+)
+
+
+def _flat_metric(body: str) -> WireEntityMetric | None:
+    """One ``returnval``'s content, or None if any element of it is not where the expressions look."""
+    entities = _FLAT_ENTITY.findall(body)
+    infos = _FLAT_SAMPLE_INFO.findall(body)
+    series = _FLAT_SERIES.findall(body)
+    if (
+        len(entities) != 1
+        or body.count("<entity") != 1
+        or body.count("<sampleInfoCSV") != len(infos)
+        or len(infos) > 1
+        or body.count("<value") != 2 * len(series)
+        or body.count("<id") != len(series)
+    ):
+        return None
+    metric = WireEntityMetric(entity=entities[0].strip())
+    if infos:
+        metric.timestamps = parse_sample_info(infos[0])
+    by_instance = metric.series
+    for counter, instance, values in series:
+        per = by_instance.get(instance)
+        if per is None:
+            per = by_instance[instance] = {}
+        per[int(counter)] = parse_values(values)
+    return metric
+
+
+def parse_answer_flat(payload: bytes) -> list[WireEntityMetric] | None:
+    """:func:`parse_answer` for an answer laid out exactly as vCenter writes it, else None.
+
+    Building the element tree of a cycle's answers was the largest part of the collection's remaining CPU
+    (about 5,000 series of five elements each on 300 disks); the series are found here by one regular
+    expression. Every element that the tree would see is accounted for (the counts of ``<value``,
+    ``<id``, ``<entity`` and ``<sampleInfoCSV`` in each ``returnval`` must match what was read), so an
+    answer written any other way is left to the XML parser rather than read wrongly.
+    """
+    if payload.startswith(b"<?xml"):
+        declaration = payload[: payload.find(b"?>")].lower()
+        if b"encoding" in declaration and b"utf-8" not in declaration:
+            return None
+    text = payload.decode("utf-8")
+    # Entities, CDATA, comments, or not an answer at all: the XML parser's business.
+    if "&" in text or "<!" in text or "<QueryPerfResponse" not in text:
+        return None
+    parts = _FLAT_RETURNVAL.split(text)
+    out: list[WireEntityMetric] = []
+    for i in range(1, len(parts), 2):
+        rest = parts[i + 1]
+        end = rest.find("</returnval>")
+        if not _FLAT_CSV_TYPE.search(parts[i]) or end < 0:
+            return None
+        metric = _flat_metric(rest[:end])
+        if metric is None:
+            return None
+        out.append(metric)
+    return out if out else None
 
 
 def query_perf_csv(
