@@ -786,6 +786,15 @@ class _Samples:
     def __init__(self, inventory: Inventory, by_id: Mapping[int, str]) -> None:
         self.inventory = inventory
         self.by_id = by_id
+        # counter id -> (sample field, whether bytes become KB), per table of counters: resolved once a cycle
+        self._fields: dict[str, dict[int, tuple[str, bool]]] = {
+            kind: {
+                cid: (fields[name], fields[name] in _BYTES_TO_KB)
+                for cid, name in by_id.items()
+                if name in fields
+            }
+            for kind, fields in (("vm", DISK_COUNTERS), ("host", HOST_DATASTORE_COUNTERS))
+        }
         self.uuids = inventory.datastores_by_uuid()
         self.names = {ds.name: ds.moid for ds in inventory.datastores.values()}
         self.disks: list[DiskSample] = []
@@ -850,17 +859,18 @@ class _Samples:
         return resolved
 
     def _columns(
-        self, fields: Mapping[str, str], per: Mapping[int, list[float | None]], n: int
+        self, kind: str, per: Mapping[int, list[float | None]], n: int
     ) -> dict[str, list[float | None]]:
         """Sample field -> its *n* values (None where vCenter had none), resolved once per instance."""
         columns: dict[str, list[float | None]] = {}
+        known = self._fields[kind]
         for cid, series in per.items():
-            name = self.by_id.get(cid)
-            if name is None or name not in fields:
+            field_of = known.get(cid)
+            if field_of is None:
                 continue
-            fname = fields[name]
-            column = series[:n] + [None] * (n - len(series))
-            if fname in _BYTES_TO_KB:
+            fname, to_kb = field_of
+            column = series if len(series) == n else series[:n] + [None] * (n - len(series))
+            if to_kb:
                 column = [None if v is None else v / 1024.0 for v in column]
             columns[fname] = column
         return columns
@@ -874,7 +884,7 @@ class _Samples:
         keep: Sequence[int],
     ) -> None:
         n = len(timestamps)
-        columns = self._columns(DISK_COUNTERS, per, n)
+        columns = self._columns("vm", per, n)
         present = list(columns.values())
         nothing: list[float | None] = [None] * n
         c = {f: columns.get(f, nothing) for f in DISK_COUNTERS.values()}
@@ -915,7 +925,7 @@ class _Samples:
         keep: Sequence[int],
     ) -> None:
         n = len(timestamps)
-        columns = self._columns(HOST_DATASTORE_COUNTERS, per, n)
+        columns = self._columns("host", per, n)
         present = list(columns.values())
         nothing: list[float | None] = [None] * n
         c = {f: columns.get(f, nothing) for f in HOST_DATASTORE_COUNTERS.values()}
