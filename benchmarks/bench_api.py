@@ -26,13 +26,16 @@ deadlines and reconnections come together; ``--hostile-spread-s`` starts them ev
 
 ``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
 inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
-the ``--app-cost`` part (no ``basil serve``).
+the ``--app-cost`` part (no ``basil serve``). ``--collect-cost N`` times N ``collect`` jobs in-process
+(the lab paused and stepped one 20 s interval before each: one sample per disk, as each cycle of
+``basil serve``), printing the process's CPU a job; ``--collect-profile FILE`` profiles them (CPU time,
+every thread of the job).
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
         [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--hostile-spread-s 0]
         [--serve-speed 1] [--app-cost 300]
-        [--profile FILE] [--app-only]
+        [--profile FILE] [--app-only] [--collect-cost 0] [--collect-profile FILE]
 """
 
 from __future__ import annotations
