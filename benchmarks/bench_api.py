@@ -26,13 +26,16 @@ deadlines and reconnections come together; ``--hostile-spread-s`` starts them ev
 
 ``--profile FILE`` runs the ``--app-cost`` requests under cProfile (their CPU figures are then
 inflated), writes the statistics to FILE and prints the top functions; ``--app-only`` stops after
-the ``--app-cost`` part (no ``basil serve``).
+the ``--app-cost`` part (no ``basil serve``). ``--collect-cost N`` times N ``collect`` jobs in-process
+(the lab paused and stepped one 20 s interval before each: one sample per disk, as each cycle of
+``basil serve``), printing the process's CPU a job; ``--collect-profile FILE`` profiles them (CPU time,
+every thread of the job).
 
     .venv/bin/python benchmarks/bench_api.py [--vms 150] [--plans 2000] [--audit 10000]
         [--rates 10,50,100,200] [--seconds 30] [--clients 16]
         [--idle 20] [--slow 20] [--slow-rate 100] [--dribble-s 1] [--hostile-spread-s 0]
         [--serve-speed 1] [--app-cost 300]
-        [--profile FILE] [--app-only]
+        [--profile FILE] [--app-only] [--collect-cost 0] [--collect-profile FILE]
 """
 
 from __future__ import annotations
@@ -490,6 +493,12 @@ def _arguments() -> argparse.Namespace:
         "--profile", default="", help="write a cProfile of the --app-cost requests to this file"
     )
     parser.add_argument("--app-only", action="store_true", help="stop after --app-cost (no basil serve)")
+    parser.add_argument(
+        "--collect-cost", type=int, default=0, help="collect jobs timed in-process, one lab interval each"
+    )
+    parser.add_argument(
+        "--collect-profile", default="", help="write a cProfile of the --collect-cost jobs to this file"
+    )
     return parser.parse_args()
 
 
@@ -523,6 +532,9 @@ def main() -> int:
                                     expires_at=datetime.now(UTC) + timedelta(days=1))  # fmt: skip
         if args.app_cost:
             app_cost(service, token, ids, args.app_cost, args.profile)
+        if args.collect_cost:
+            collect_cost(service, lab, args.collect_cost, args.collect_profile)
+            lab.set_speed(args.serve_speed)
         service.shutdown()
         if args.app_only:
             return 0
@@ -613,6 +625,63 @@ def app_cost(service: Service, token: str, ids: dict[str, Any], n: int, profile:
     print(f"  {'endpoint':<36} {'n':>5} {'CPU ms':>8}")
     for label in sorted(cpu):
         print(f"  {label:<36} {len(cpu[label]):>5} {statistics.fmean(cpu[label]):>8.1f}")
+
+
+def collect_cost(service: Service, lab: LabProcess, n: int, profile: str = "") -> None:
+    """The ``collect`` job's own cost in this process, nothing else running: the lab paused, then *n* times
+    one 20 s interval stepped and the job run (one sample per disk and host/datastore pair, as each cycle
+    of ``basil serve`` at the lab's real-time speed). CPU is the process's (the job's query threads
+    included). With *profile*, every thread of the jobs runs under cProfile (slower), whose statistics
+    go to that file and whose top functions are printed."""
+    from basil.vcenter.perf import PerfCollector  # noqa: PLC0415
+
+    lab.set_speed(0)
+    service.run_job("collect")  # catches up what the lab produced since the last collection: not timed
+    profilers: list[cProfile.Profile] = []
+    original = PerfCollector._query_within_limit
+    if profile:
+
+        def profiled(self: PerfCollector, *a: Any) -> Any:
+            profiler = cProfile.Profile(time.thread_time)  # CPU, not the waits for vCenter or the lock
+            profilers.append(profiler)
+            profiler.enable()
+            try:
+                return original(self, *a)
+            finally:
+                profiler.disable()
+
+        PerfCollector._query_within_limit = profiled  # type: ignore[method-assign]
+    cpu: list[float] = []
+    wall: list[float] = []
+    stored: list[int] = []
+    main = cProfile.Profile(time.thread_time)
+    try:
+        for _ in range(n):
+            lab.control("POST", "time/step", {"intervals": 1})
+            w0, c0 = time.perf_counter(), time.process_time()
+            if profile:
+                main.enable()
+            run = service.run_job("collect")
+            if profile:
+                main.disable()
+            cpu.append((time.process_time() - c0) * 1000)
+            wall.append((time.perf_counter() - w0) * 1000)
+            stored.append(sum(int(v.get("stored", 0)) for v in run.get("details", {}).get("vcenters", [])))
+    finally:
+        PerfCollector._query_within_limit = original  # type: ignore[method-assign]
+    if profile:
+        stats = pstats.Stats(main)
+        for profiler in profilers:
+            stats.add(profiler)
+        stats.dump_stats(profile)
+        stats.sort_stats("tottime").print_stats(40)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(60)
+    print(
+        f"\ncollect cost (in-process, {n} jobs, one lab interval each, "
+        f"{statistics.fmean(stored):.0f} samples stored a job): CPU mean {statistics.fmean(cpu):.0f} ms "
+        f"(median {statistics.median(cpu):.0f}, min {min(cpu):.0f}, max {max(cpu):.0f}), "
+        f"wall mean {statistics.fmean(wall):.0f} ms; load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 def slow_client_run(

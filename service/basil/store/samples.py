@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
+from operator import attrgetter
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -374,15 +375,22 @@ def _record(session: Session, kind: _Kind, samples: Sequence[Any], now: datetime
     if not samples:
         return InsertReport(0, 0, 0)
     seen_at = now or datetime.now(UTC)
-    refs = {(s[0], s[1], s[2]) for s in (_ref(kind, x) for x in samples)}
+    ref_of = (
+        attrgetter("vcenter", "vm", "instance")
+        if kind is DISK
+        else attrgetter("vcenter", "host", "datastore")
+    )
+    values_of = attrgetter(*kind.values)
+    names = (kind.series_column, "ts", *kind.values)
+    refs = {ref_of(x) for x in samples}
     marks = _watermarks(session, kind, exclusive=False)
     ids = _series_ids(session, kind, refs, seen_at)
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     for sample in samples:
-        series_id = ids[_ref(kind, sample)]
-        row = {kind.series_column: series_id, "ts": int(sample.ts)}
-        row.update({name: getattr(sample, name) for name in kind.values})
-        rows[(series_id, int(sample.ts))] = row  # the same sample twice in one batch counts once
+        series_id = ids[ref_of(sample)]
+        ts = int(sample.ts)
+        # the same sample twice in one batch counts once
+        rows[(series_id, ts)] = dict(zip(names, (series_id, ts, *values_of(sample)), strict=True))
     duplicates = len(samples) - len(rows)
     oldest_open = marks[LEVEL_5MIN]
     current = [r for key, r in rows.items() if key[1] >= oldest_open]
@@ -399,12 +407,6 @@ def _record(session: Session, kind: _Kind, samples: Sequence[Any], now: datetime
             session.execute(_insert(session, kind.raw_table), late)
             _merge_late(session, kind, late, marks)
     return InsertReport(len(samples), duplicates, len(late))
-
-
-def _ref(kind: _Kind, sample: Any) -> tuple[str, str, str]:
-    if kind is DISK:
-        return (sample.vcenter, sample.vm, sample.instance)
-    return (sample.vcenter, sample.host, sample.datastore)
 
 
 def _drop_stored(

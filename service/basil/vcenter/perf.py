@@ -33,7 +33,7 @@ from basil.errors import Problem, raise_if_problems
 from basil.vcenter._vmomi import vim, vmodl
 from basil.vcenter.connection import VCenterConnection
 from basil.vcenter.errors import VCenterError
-from basil.vcenter.perf_wire import query_perf_csv
+from basil.vcenter.perf_wire import WireQuery, metric_ids_xml, query_perf_csv
 from basil.vcenter.types import (
     CollectionReport,
     DiskSample,
@@ -294,6 +294,7 @@ class PerfCollector:
         self._cycle_budget_lock = threading.Lock()
         self._cpu = threading.Lock()  # the cycle's Python work, one thread at a time (see above)
         self._metric_id_cache: dict[tuple[int, ...], list[Any]] = {}
+        self._metric_xml_cache: dict[tuple[int, ...], str] = {}
         self._resumed = False
 
     # --- set-up, once -------------------------------------------------------------------------
@@ -459,15 +460,16 @@ class PerfCollector:
     def _fetch(
         self, batch: list[QueryUnit], windows: Mapping[str, Window]
     ) -> list[tuple[str, _EntityResult]]:
-        """One QueryPerf: CSV read off the wire when possible, else through pyVmomi."""
-        with self._cpu:
-            specs = self._specs(batch, windows)
+        """One QueryPerf: written and read (CSV) on the wire when possible, else through pyVmomi."""
         if self.params.csv and self.params.fast_parse:
-            wire = query_perf_csv(self._conn, specs, cpu=self._cpu)
+            with self._cpu:
+                queries = self._wire_queries(batch, windows)
+            wire = query_perf_csv(self._conn, queries, cpu=self._cpu)
             if wire is not None:
                 return [(m.entity, _EntityResult(m.timestamps, m.series)) for m in wire]
         # pyVmomi writes and parses within the call: the slow path holds the CPU lock throughout.
         with self._cpu, self._conn.translate(f"querying performance of {len(batch)} entities"):
+            specs = self._specs(batch, windows)
             metrics = self._conn.content.perfManager.QueryPerf(querySpec=specs)
             return [(m.entity._moId, self._parse(m)) for m in metrics or ()]
 
@@ -548,6 +550,30 @@ class PerfCollector:
             ids = [vim.PerformanceManager.MetricId(counterId=c, instance="*") for c in counters]
             self._metric_id_cache[counters] = ids
         return ids
+
+    def _wire_queries(self, batch: list[QueryUnit], windows: Mapping[str, Window]) -> list[WireQuery]:
+        """The specs of :meth:`_specs` as plain values, for :func:`~basil.vcenter.perf_wire.request_body`."""
+        queries = []
+        fmt = "csv" if self.params.csv else "normal"
+        for unit in batch:
+            metric_ids = self._metric_xml_cache.get(unit.counters)
+            if metric_ids is None:
+                metric_ids = self._metric_xml_cache[unit.counters] = metric_ids_xml(unit.counters)
+            window = windows.get(unit.entity, FIRST_LOOK)
+            queries.append(
+                WireQuery(
+                    entity_type="VirtualMachine" if unit.kind == "vm" else "HostSystem",
+                    entity=unit.entity,
+                    metric_ids=metric_ids,
+                    interval_s=REALTIME_INTERVAL_S,
+                    # first look at this entity: its newest sample only; else after the last one we have
+                    start=window.start,
+                    end=window.end if window.start is not None else None,
+                    max_sample=1 if window.start is None else None,
+                    format=fmt,
+                )
+            )
+        return queries
 
     def _specs(self, batch: list[QueryUnit], windows: Mapping[str, Window]) -> list[Any]:
         specs = []
@@ -760,6 +786,15 @@ class _Samples:
     def __init__(self, inventory: Inventory, by_id: Mapping[int, str]) -> None:
         self.inventory = inventory
         self.by_id = by_id
+        # counter id -> (sample field, whether bytes become KB), per table of counters: resolved once a cycle
+        self._fields: dict[str, dict[int, tuple[str, bool]]] = {
+            kind: {
+                cid: (fields[name], fields[name] in _BYTES_TO_KB)
+                for cid, name in by_id.items()
+                if name in fields
+            }
+            for kind, fields in (("vm", DISK_COUNTERS), ("host", HOST_DATASTORE_COUNTERS))
+        }
         self.uuids = inventory.datastores_by_uuid()
         self.names = {ds.name: ds.moid for ds in inventory.datastores.values()}
         self.disks: list[DiskSample] = []
@@ -824,17 +859,18 @@ class _Samples:
         return resolved
 
     def _columns(
-        self, fields: Mapping[str, str], per: Mapping[int, list[float | None]], n: int
+        self, kind: str, per: Mapping[int, list[float | None]], n: int
     ) -> dict[str, list[float | None]]:
         """Sample field -> its *n* values (None where vCenter had none), resolved once per instance."""
         columns: dict[str, list[float | None]] = {}
+        known = self._fields[kind]
         for cid, series in per.items():
-            name = self.by_id.get(cid)
-            if name is None or name not in fields:
+            field_of = known.get(cid)
+            if field_of is None:
                 continue
-            fname = fields[name]
-            column = series[:n] + [None] * (n - len(series))
-            if fname in _BYTES_TO_KB:
+            fname, to_kb = field_of
+            column = series if len(series) == n else series[:n] + [None] * (n - len(series))
+            if to_kb:
                 column = [None if v is None else v / 1024.0 for v in column]
             columns[fname] = column
         return columns
@@ -848,7 +884,7 @@ class _Samples:
         keep: Sequence[int],
     ) -> None:
         n = len(timestamps)
-        columns = self._columns(DISK_COUNTERS, per, n)
+        columns = self._columns("vm", per, n)
         present = list(columns.values())
         nothing: list[float | None] = [None] * n
         c = {f: columns.get(f, nothing) for f in DISK_COUNTERS.values()}
@@ -889,7 +925,7 @@ class _Samples:
         keep: Sequence[int],
     ) -> None:
         n = len(timestamps)
-        columns = self._columns(HOST_DATASTORE_COUNTERS, per, n)
+        columns = self._columns("host", per, n)
         present = list(columns.values())
         nothing: list[float | None] = [None] * n
         c = {f: columns.get(f, nothing) for f in HOST_DATASTORE_COUNTERS.values()}
