@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ import pytest
 from basil.app import Service
 from basil.app import jobs as job_registry
 from basil.config import BasilConfig, SchedulesConfig, SrpConfig, StoreConfig, VCenterConfig
+from basil.errors import ConflictError
 
 ANCHOR = datetime(2026, 11, 26, 3, 0, 0, 250_000, tzinfo=UTC)
 
@@ -127,3 +130,43 @@ def test_the_service_schedules_its_jobs_apart(tmp_path: Path) -> None:
     first = sorted((at, job_id) for job_id, at in nxt.items())
     gaps = [(b - a).total_seconds() for (a, _), (b, _) in itertools.pairwise(first)]
     assert min(gaps) >= 1.0, first
+
+
+def test_a_job_that_asks_the_scheduler_while_the_service_stops_does_not_hold_up_the_stop(
+    tmp_path: Path,
+) -> None:
+    """APScheduler 3 holds its job stores' lock while it waits for running jobs; a job asking the
+    scheduler anything then (the first round moves `recommend`'s next run) waited for ever, and `basil
+    serve` did not stop after SIGTERM (seen once in a clean-clone CI run, its stacks dumped by SIGUSR2).
+    The service stops the scheduler without waiting and waits for the job outside its locks."""
+    down = VCenterConfig(name="down", server="127.0.0.1:1", user="nobody", password_env="BASIL_NO_VAR")
+    config = BasilConfig(vcenters=(down,), store=StoreConfig(url=f"sqlite:///{tmp_path / 'basil.db'}"))
+    service = Service.from_config(config)
+    entered, asked = threading.Event(), threading.Event()
+
+    def job_asking_the_scheduler() -> dict[str, Any]:
+        scheduler = service.scheduler
+        assert scheduler is not None
+        entered.set()
+        assert service.stopping.wait(60)
+        time.sleep(0.2)  # the scheduler's shutdown under way
+        scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
+        asked.set()
+        return {}
+
+    service._job_maintenance = job_asking_the_scheduler  # type: ignore[method-assign]
+    service.start()
+    assert service.scheduler is not None
+    service.scheduler.modify_job(
+        "maintenance", jobstore=job_registry.SCHEDULED, next_run_time=datetime.now(UTC)
+    )
+    assert entered.wait(60), "the scheduled job did not start"
+    stopper = threading.Thread(target=service.shutdown, daemon=True)
+    stopper.start()
+    stopper.join(60)
+    assert not stopper.is_alive(), "the service did not stop: its job waits for the scheduler's lock"
+    assert asked.is_set()  # the job ran to its end before the service stopped
+    assert service.scheduler is None
+    # A stopped (stopping) service starts no scheduled run.
+    with pytest.raises(ConflictError, match="the service is stopping"):
+        service.run_job("maintenance")

@@ -231,7 +231,13 @@ class Service:
         """Stop gracefully: no new move or job starts; running moves end; running plans resume next start."""
         self.stopping.set()
         if self.scheduler is not None:
-            self.scheduler.shutdown(wait=wait)
+            # APScheduler 3 holds its job stores' lock while it waits for the running jobs, and a job
+            # that asks the scheduler anything meanwhile (the first round moves `recommend`'s next
+            # run) would wait for that lock for ever: stop it without waiting, then wait for the jobs
+            # outside its locks. No scheduled run starts once `stopping` is set (run_job).
+            self.scheduler.shutdown(wait=False)
+            if wait:
+                self._wait_for_running_jobs()
             job_registry.clear_host(self)
             self.scheduler = None
         with self._lock:
@@ -245,6 +251,14 @@ class Service:
         for link in self.links.values():
             link.close()
         self.store.dispose()
+
+    def _wait_for_running_jobs(self) -> None:
+        """Until no job runs in this service (a stopping service starts none: :meth:`run_job`)."""
+        while True:
+            with self._lock:
+                if not self._running_runs:
+                    return
+            time.sleep(0.05)
 
     def __enter__(self) -> Service:
         return self
@@ -452,6 +466,8 @@ class Service:
         lock = self._job_locks[job_id]
         if run_id is None:
             with self._lock:  # trigger_job checks the same state under the same lock
+                if self.stopping.is_set():  # shutdown waits for the runs registered before this
+                    raise ConflictError(f"job {job_id} not started: the service is stopping")
                 busy = self._busy(job_id)
                 if busy or not lock.acquire(blocking=False):
                     raise ConflictError(busy or f"job {job_id} is running already")
@@ -740,6 +756,8 @@ class Service:
             r = self._recommend(pod)
         except BasilError as err:
             return {pod.name: {"error": err.message}}
+        if self.stopping.is_set():  # the scheduler is stopping: its next run is set at the next start
+            return {pod.name: {"moves": len(r.plan.moves), "recommendation": r.round_id}}
         job = scheduler.get_job("recommend", jobstore=job_registry.SCHEDULED)
         if job is not None:
             job.modify(next_run_time=datetime.now(UTC) + timedelta(seconds=self.config.schedules.recommend_s))
