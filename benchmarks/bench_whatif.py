@@ -34,13 +34,17 @@ Sets of combinations:
 - ``eighth``: written down (task wif5) before cache bursts below the mean destage bound were
   modelled, and not run before that change was final: bursty cached writers below the bound, writers
   well below it, a sequential reader beside random ones, plain random pairs, on a 4 x 15k FC RAID 10
-  LUN with a 384 MB cache, scenario seed 8808.
+  LUN with a 384 MB cache, scenario seed 8808;
+- ``ninth``: written down (task wif6) before the warm-up option and the estimator change of that
+  task, and not run until they were final: random pairs, a sequential reader beside random ones,
+  cached writers below and near the destage bound, one triple, on an 8 x 7.2k SATA RAID 10 LUN with
+  a 768 MB cache, scenario seed 9909.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py
-        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|all ...] [--intervals N]
+        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|seen|all ...] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
         [--no-full-cache] [--no-edge]
         [--parallelism M]
@@ -381,6 +385,53 @@ def eighth(triples: bool) -> Setup:
         combos += [("binlog", "queue", "index"), ("restore", "metrics", "catalog")]
     device = {"kind": "fc15k", "disks": 4, "raid": "10", "cache_mb": 384}
     return Setup("eighth", 8808, device, EIGHTH_WORKLOADS, combos)
+
+
+# Ninth set: five new types beside types of the earlier sets.
+NINTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: an event log (4 KB sequential writes, 1-2 in flight), a session store (cached 4 KB random
+    # writes, 60 %), a billing disk (8 KB random IO, 35 % writes), a profile disk (16 KB random reads)
+    # and an export reader (32 KB, mostly sequential)
+    "events": {"oio": {"min": 1, "max": 2}, "io_size_kb": 4, "read_pct": 5, "random_pct": 10},
+    "session": {"oio": {"min": 2, "max": 6}, "io_size_kb": 4, "read_pct": 40, "random_pct": 100},
+    "billing": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 65, "random_pct": 100},
+    "profile": {"oio": {"min": 4, "max": 12}, "io_size_kb": 16, "read_pct": 88, "random_pct": 100},
+    "export": {"oio": 3, "io_size_kb": 32, "read_pct": 100, "random_pct": 5},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo",)},
+    **{k: FIFTH_WORKLOADS[k] for k in ("wal", "kv")},
+    **{k: SIXTH_WORKLOADS[k] for k in ("catalog",)},
+    **{k: SEVENTH_WORKLOADS[k] for k in ("lookup",)},
+}
+
+
+def ninth(triples: bool) -> Setup:
+    """Written down (2026-11-26 09:50 UTC, issue 16, task wif6) and committed before the changes of
+    task wif6 (the warm-up option of the ground truth, the estimator change), and not run until they
+    were final: five new types (an event log, a session store, a billing disk, a profile disk, an
+    export reader) and pairs and a triple with types of the earlier sets: random pairs, a sequential
+    reader beside random ones (export), cached writers that may stay below the destage bound (redo,
+    session) or come near it (events, wal, billing); on a LUN of a kind, RAID level, size and cache
+    no other set used (8 x 7.2k SATA RAID 10, 768 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("events", "profile"),
+        ("events", "billing"),
+        ("session", "profile"),
+        ("session", "oltp"),
+        ("billing", "kv"),
+        ("export", "profile"),
+        ("export", "oltp"),
+        ("export", "exchange"),
+        ("profile", "exchange"),
+        ("catalog", "oltp"),
+        ("redo", "profile"),
+        ("wal", "billing"),
+        ("lookup", "webserver"),
+    ]
+    if triples:
+        combos += [("events", "session", "profile")]
+    device = {"kind": "sata7k", "disks": 8, "raid": "10", "cache_mb": 768}
+    return Setup("ninth", 9909, device, NINTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -736,10 +787,22 @@ def main() -> None:
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
         "--set",
-        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "all"),
+        choices=(
+            "tuning",
+            "heldout",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "seen",
+            "all",
+        ),
         nargs="+",
         default=["all"],
-        help="one or more sets (all: every set)",
+        help="one or more sets (seen: the eight sets evaluated before task wif6; all: every set)",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -789,8 +852,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth)]
-    if "all" not in args.set:
+    setups = [
+        s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth, ninth)
+    ]
+    if "seen" in args.set:
+        setups = [s for s in setups if s.name != "ninth" or "ninth" in args.set]
+    elif "all" not in args.set:
         setups = [s for s in setups if s.name in args.set]
     pooled: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
