@@ -61,6 +61,8 @@ import json
 import statistics
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -469,20 +471,31 @@ Figures = dict[str, dict[str, float]]
 
 
 def run(
-    setup: Setup, names: tuple[str, ...], intervals: int, workdir: Path, cache: dict[str, Any]
+    setup: Setup,
+    names: tuple[str, ...],
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    warmup: int = 0,
 ) -> Figures:
     """Per VM: read/write IOPS and latency averaged over *intervals* of the lab's truth.
 
     Alone, the datastore's read figures of every interval are kept too (under ``_intervals``): the
     samples a device model of the LUN is fitted on, as Basil fits one from vCenter's 20 s samples.
+    With *warmup*, the lab first runs that many intervals (alone and together alike) and the truth
+    is taken over the *intervals* that follow only (``/lab/truth`` averages the last N): the regime
+    the datastore settles in, rather than one starting with an empty write cache.
     """
-    key = f"{setup.name}/{intervals}/" + "+".join(names)
+    key = f"{setup.name}/{intervals}/" + (f"w{warmup}/" if warmup else "") + "+".join(names)
     if key in cache:
         return dict(cache[key])
     path = workdir / ("+".join(names) + ".yaml")
     path.write_text(yaml.safe_dump(scenario(setup, names)))
     series: list[dict[str, float]] = []
     with LabProcess.start(path, speed=0) as lab:
+        if warmup:
+            lab.step(warmup)
         for _ in range(intervals if len(names) == 1 else 0):
             lab.step(1)
             ds = next(d for d in lab.control("GET", "truth?intervals=1")["datastores"] if d["name"] == "lun")
@@ -501,6 +514,49 @@ def run(
         }
     cache[key] = out
     return out
+
+
+def prefetch(
+    setup: Setup,
+    combos: list[tuple[str, ...]],
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    warmup: int,
+    jobs: int,
+) -> None:
+    """The lab runs not in *cache* yet, *jobs* of them at a time (each its own lab process)."""
+    missing = [
+        c
+        for c in combos
+        if f"{setup.name}/{intervals}/" + (f"w{warmup}/" if warmup else "") + "+".join(c) not in cache
+    ]
+    if jobs <= 1 or len(missing) <= 1:
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done in pool.map(lambda c: run(setup, c, intervals, workdir, cache, warmup=warmup), missing):
+            del done
+
+
+def series(setup: Setup, names: tuple[str, ...], intervals: int, workdir: Path) -> None:
+    """Per interval, each disk's IOPS and latencies (the lab's truth of that interval alone), to see
+    when the datastore settles (``--series``): a write latency above a cache hit is a full cache."""
+    path = workdir / ("series-" + "+".join(names) + ".yaml")
+    path.write_text(yaml.safe_dump(scenario(setup, names)))
+    print(f"{setup.name} {'+'.join(names)}: interval, then per disk read IOPS/ms, write IOPS/ms")
+    with LabProcess.start(path, speed=0) as lab:
+        for n in range(intervals):
+            lab.step(1)
+            disks = [d for d in lab.control("GET", "truth?intervals=1")["disks"] if d["datastore"] == "lun"]
+            print(
+                f"{n + 1:4d} "
+                + "  ".join(
+                    f"{d['vm']} {d['read_iops']:.0f}/{d['read_latency_ms']:.2f} "
+                    f"{d['write_iops']:.0f}/{d['write_latency_ms']:.2f}"
+                    for d in disks
+                )
+            )
 
 
 def measurement(name: str, figures: dict[str, float], random_pct: float | None) -> WorkloadMeasurement:
@@ -696,6 +752,9 @@ def evaluate(
     filling: bool = True,
     full_carried: bool = True,
     edge: bool = True,
+    warmup: int = 0,
+    jobs: int = 1,
+    rows: list[dict[str, Any]] | None = None,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -703,9 +762,12 @@ def evaluate(
     # the isolation service times do not carry over; reported apart as the estimator's known gap.
     random_only: list[float] = []  # read errors
     names = sorted({n for combo in setup.combos for n in combo})
-    runs = {name: run(setup, (name,), intervals, workdir, cache) for name in names}
+    started = time.monotonic()
+    prefetch(setup, [(n,) for n in names] + setup.combos, intervals, workdir, cache, warmup=warmup, jobs=jobs)
+    runs = {name: run(setup, (name,), intervals, workdir, cache, warmup=warmup) for name in names}
     alone = {name: figures[name] for name, figures in runs.items()}
-    print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
+    print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}, warm-up {warmup} intervals")
+    print(f"lab runs: {time.monotonic() - started:.0f} s wall ({jobs} at a time; 0 when all were cached)")
     device = device_fit(setup, runs, separate, service)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
@@ -719,7 +781,7 @@ def evaluate(
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
-        together = run(setup, combo, intervals, workdir, cache)
+        together = run(setup, combo, intervals, workdir, cache, warmup=warmup)
         randoms = {n: float(setup.workloads[n]["random_pct"]) if sequential else None for n in combo}
         p = predict_consolidation([measurement(n, alone[n], randoms[n]) for n in combo], device)
         measured_r = sum(v["read_iops"] for v in together.values())
@@ -740,6 +802,28 @@ def evaluate(
             else None
             for w in p.workloads
         ]
+        if rows is not None:
+            rows.extend(
+                {
+                    "set": setup.name,
+                    "combination": "+".join(combo),
+                    "disk": w.name,
+                    "random_pct": float(setup.workloads[w.name]["random_pct"]),
+                    "read_ms": [w.read_latency_ms, together[w.name]["read_latency_ms"]],
+                    "write_ms": [w.write_latency_ms, together[w.name]["write_latency_ms"]],
+                    "read_iops": [w.read_iops, together[w.name]["read_iops"]],
+                    "write_iops": [w.write_iops, together[w.name]["write_iops"]],
+                    "alone": alone[w.name],
+                    "cache_full": p.cache_full,
+                    "full_where_measured": list(p.full_where_measured),
+                    "edge_where_measured": list(p.edge_where_measured),
+                    "write_through": w.write_through,
+                    "destage_util": p.destage_util,
+                    "destage_total": p.destage_total,
+                    "destage_demand": p.destage_demand,
+                }
+                for w in p.workloads
+            )
         if all(float(setup.workloads[n]["random_pct"]) >= 50 for n in combo):
             random_only.extend(v for v in read_e if v is not None)
         for key, values in (
@@ -850,7 +934,23 @@ def main() -> None:
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
         "device_params, k = 1 in the estimator (with --no-separation: the service before issue 16's fix)",
     )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="intervals the lab runs before the truth window, alone and together alike (0: the window "
+        "starts with an empty write cache, as before task wif6)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="lab runs at a time (each its own lab process)")
+    parser.add_argument(
+        "--series",
+        help="diagnostic: print this combination's per-interval truth (names joined by +, of the one "
+        "--set given) over --warmup + --intervals intervals, and nothing else",
+    )
+    parser.add_argument("--dump", type=Path, help="write every disk's predicted and measured figures (JSON)")
     args = parser.parse_args()
+    if args.warmup < 0 or args.jobs < 1:
+        parser.error("--warmup must be at least 0 and --jobs at least 1")
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     setups = [
         s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth, ninth)
@@ -859,7 +959,12 @@ def main() -> None:
         setups = [s for s in setups if s.name != "ninth" or "ninth" in args.set]
     elif "all" not in args.set:
         setups = [s for s in setups if s.name in args.set]
+    if args.series:
+        with tempfile.TemporaryDirectory() as tmp:
+            series(setups[0], tuple(args.series.split("+")), args.warmup + args.intervals, Path(tmp))
+        return
     pooled: dict[str, dict[str, list[float]]] = {}
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
@@ -876,15 +981,26 @@ def main() -> None:
                     filling=not args.no_filling,
                     full_carried=not args.no_full_cache,
                     edge=not args.no_edge,
+                    warmup=args.warmup,
+                    jobs=args.jobs,
+                    rows=rows,
                 )
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))
+    if args.dump:
+        args.dump.write_text(json.dumps(rows, indent=1))
     # docs/whatif.md pools the read latencies of the four sets seen before issue 16's changes.
     for label, sets in (("four seen sets", ("tuning", "heldout", "third", "fourth")), ("all sets run", None)):
         reads = [e for name, errs in pooled.items() if sets is None or name in sets for e in errs["read ms"]]
         if reads and (sets is None or all(name in pooled for name in sets)):
-            print(f"pooled read ms, {label}: {statistics.median(reads):.1%} (n={len(reads)})")
+            writes = [
+                e for name, errs in pooled.items() if sets is None or name in sets for e in errs["write ms"]
+            ]
+            print(
+                f"pooled read ms, {label}: {statistics.median(reads):.1%} (n={len(reads)}); "
+                f"write ms {statistics.median(writes):.1%} (n={len(writes)})"
+            )
     print(
         "\npaper: mix 3-13 %, throughput 3-21 %, read response time 4-17 %; target: median read error < 10 %"
     )
