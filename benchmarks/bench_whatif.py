@@ -46,7 +46,8 @@ both runs (the lab draws a ranged OIO per VM and interval): the comparison is of
     .venv/bin/python benchmarks/bench_whatif.py
         [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|seen|all ...] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
-        [--no-full-cache] [--no-edge]
+        [--no-full-cache] [--no-edge] [--no-steady-full] [--warmup N] [--jobs J] [--dump FILE]
+        [--series NAME+NAME]
         [--parallelism M]
         [--service]
 
@@ -710,12 +711,15 @@ def device_fit(
     )
 
 
-def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool) -> DeviceParams:
+def switched_off(
+    device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool, steady: bool = True
+) -> DeviceParams:
     """The device with the rules the diagnostic flags switch off (each says so)."""
     for on, note in (
         (filling, "the cache never fills (the destage stretch only bounded, writes stay cached)"),
         (full_carried, "a cache full where a disk was measured is not carried to its neighbours"),
         (edge, "a cache at its edge where a disk was measured (cached writes > 2 hits) is not carried"),
+        (steady, "a full cache as before task wif6 (admission wait, destage stretch kept)"),
     ):
         if not on:
             print(f"diagnostic: {note}")
@@ -724,6 +728,7 @@ def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edg
         cache_fills=device.cache_fills and filling,
         full_cache_carried=device.full_cache_carried and full_carried,
         edge_carried=device.edge_carried and edge,
+        steady_full=device.steady_full and steady,
     )
 
 
@@ -752,6 +757,7 @@ def evaluate(
     filling: bool = True,
     full_carried: bool = True,
     edge: bool = True,
+    steady: bool = True,
     warmup: int = 0,
     jobs: int = 1,
     rows: list[dict[str, Any]] | None = None,
@@ -777,7 +783,7 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
-    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge)
+    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge, steady=steady)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
@@ -935,6 +941,12 @@ def main() -> None:
         "device_params, k = 1 in the estimator (with --no-separation: the service before issue 16's fix)",
     )
     parser.add_argument(
+        "--no-steady-full",
+        action="store_true",
+        help="diagnostic: a full cache as before task wif6 (a filling cache's admission wait, the destage "
+        "stretch kept beside a cache full where measured) instead of the full cache's steady state",
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=0,
@@ -981,6 +993,7 @@ def main() -> None:
                     filling=not args.no_filling,
                     full_carried=not args.no_full_cache,
                     edge=not args.no_edge,
+                    steady=not args.no_steady_full,
                     warmup=args.warmup,
                     jobs=args.jobs,
                     rows=rows,
