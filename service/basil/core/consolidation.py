@@ -121,6 +121,17 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   group's keep their figures). The full cache's steady state: the lab's 15-minute runs from an
   empty cache blend it with the filling. The answer: ``edge_where_measured``;
   ``DeviceParams.edge_carried`` False: not carried.
+- The full cache in its steady state (task wif6, ``DeviceParams.steady_full``). A consolidation
+  is permanent, and a cache that the writes overrun stays full once it has filled (the time it
+  takes, its size over the surplus rate, is not in vCenter's counters and does not matter to
+  the regime the datastore settles in). Full, nothing is destaged in the background: every
+  cached write goes through to the devices (:func:`write_through_ms`, not stretched), the
+  demand over the bound gives no admission wait, and no disk's reads are stretched by
+  destaging; each group's figures shed the stretch 1 / (1 − U⁰) its own cached writes' destaging
+  put on them where it was measured (U⁰ at its measured write rates and in-flight share: the
+  reads × (1 − U⁰)). Applies to the filling cache (above) and to a full cache carried from where
+  a disk was measured or at its edge. False: the rules before (the admission wait; the carried
+  full cache with the destage stretch kept).
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
