@@ -34,15 +34,20 @@ Sets of combinations:
 - ``eighth``: written down (task wif5) before cache bursts below the mean destage bound were
   modelled, and not run before that change was final: bursty cached writers below the bound, writers
   well below it, a sequential reader beside random ones, plain random pairs, on a 4 x 15k FC RAID 10
-  LUN with a 384 MB cache, scenario seed 8808.
+  LUN with a 384 MB cache, scenario seed 8808;
+- ``ninth``: written down (task wif6) before the warm-up option and the estimator change of that
+  task, and not run until they were final: random pairs, a sequential reader beside random ones,
+  cached writers below and near the destage bound, one triple, on an 8 x 7.2k SATA RAID 10 LUN with
+  a 768 MB cache, scenario seed 9909.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py
-        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|all ...] [--intervals N]
+        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|seen|all ...] [--intervals N]
         [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
-        [--no-full-cache] [--no-edge]
+        [--no-full-cache] [--no-edge] [--no-steady-full] [--warmup N] [--jobs J] [--dump FILE]
+        [--series NAME+NAME]
         [--parallelism M]
         [--service]
 
@@ -57,6 +62,8 @@ import json
 import statistics
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -383,6 +390,53 @@ def eighth(triples: bool) -> Setup:
     return Setup("eighth", 8808, device, EIGHTH_WORKLOADS, combos)
 
 
+# Ninth set: five new types beside types of the earlier sets.
+NINTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: an event log (4 KB sequential writes, 1-2 in flight), a session store (cached 4 KB random
+    # writes, 60 %), a billing disk (8 KB random IO, 35 % writes), a profile disk (16 KB random reads)
+    # and an export reader (32 KB, mostly sequential)
+    "events": {"oio": {"min": 1, "max": 2}, "io_size_kb": 4, "read_pct": 5, "random_pct": 10},
+    "session": {"oio": {"min": 2, "max": 6}, "io_size_kb": 4, "read_pct": 40, "random_pct": 100},
+    "billing": {"oio": {"min": 6, "max": 12}, "io_size_kb": 8, "read_pct": 65, "random_pct": 100},
+    "profile": {"oio": {"min": 4, "max": 12}, "io_size_kb": 16, "read_pct": 88, "random_pct": 100},
+    "export": {"oio": 3, "io_size_kb": 32, "read_pct": 100, "random_pct": 5},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver")},
+    **{k: FOURTH_WORKLOADS[k] for k in ("redo",)},
+    **{k: FIFTH_WORKLOADS[k] for k in ("wal", "kv")},
+    **{k: SIXTH_WORKLOADS[k] for k in ("catalog",)},
+    **{k: SEVENTH_WORKLOADS[k] for k in ("lookup",)},
+}
+
+
+def ninth(triples: bool) -> Setup:
+    """Written down (2026-11-26 09:50 UTC, issue 16, task wif6) and committed before the changes of
+    task wif6 (the warm-up option of the ground truth, the estimator change), and not run until they
+    were final: five new types (an event log, a session store, a billing disk, a profile disk, an
+    export reader) and pairs and a triple with types of the earlier sets: random pairs, a sequential
+    reader beside random ones (export), cached writers that may stay below the destage bound (redo,
+    session) or come near it (events, wal, billing); on a LUN of a kind, RAID level, size and cache
+    no other set used (8 x 7.2k SATA RAID 10, 768 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("events", "profile"),
+        ("events", "billing"),
+        ("session", "profile"),
+        ("session", "oltp"),
+        ("billing", "kv"),
+        ("export", "profile"),
+        ("export", "oltp"),
+        ("export", "exchange"),
+        ("profile", "exchange"),
+        ("catalog", "oltp"),
+        ("redo", "profile"),
+        ("wal", "billing"),
+        ("lookup", "webserver"),
+    ]
+    if triples:
+        combos += [("events", "session", "profile")]
+    device = {"kind": "sata7k", "disks": 8, "raid": "10", "cache_mb": 768}
+    return Setup("ninth", 9909, device, NINTH_WORKLOADS, combos)
+
+
 QUEUE_DEPTH = 32
 
 
@@ -418,20 +472,31 @@ Figures = dict[str, dict[str, float]]
 
 
 def run(
-    setup: Setup, names: tuple[str, ...], intervals: int, workdir: Path, cache: dict[str, Any]
+    setup: Setup,
+    names: tuple[str, ...],
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    warmup: int = 0,
 ) -> Figures:
     """Per VM: read/write IOPS and latency averaged over *intervals* of the lab's truth.
 
     Alone, the datastore's read figures of every interval are kept too (under ``_intervals``): the
     samples a device model of the LUN is fitted on, as Basil fits one from vCenter's 20 s samples.
+    With *warmup*, the lab first runs that many intervals (alone and together alike) and the truth
+    is taken over the *intervals* that follow only (``/lab/truth`` averages the last N): the regime
+    the datastore settles in, rather than one starting with an empty write cache.
     """
-    key = f"{setup.name}/{intervals}/" + "+".join(names)
+    key = f"{setup.name}/{intervals}/" + (f"w{warmup}/" if warmup else "") + "+".join(names)
     if key in cache:
         return dict(cache[key])
     path = workdir / ("+".join(names) + ".yaml")
     path.write_text(yaml.safe_dump(scenario(setup, names)))
     series: list[dict[str, float]] = []
     with LabProcess.start(path, speed=0) as lab:
+        if warmup:
+            lab.step(warmup)
         for _ in range(intervals if len(names) == 1 else 0):
             lab.step(1)
             ds = next(d for d in lab.control("GET", "truth?intervals=1")["datastores"] if d["name"] == "lun")
@@ -450,6 +515,49 @@ def run(
         }
     cache[key] = out
     return out
+
+
+def prefetch(
+    setup: Setup,
+    combos: list[tuple[str, ...]],
+    intervals: int,
+    workdir: Path,
+    cache: dict[str, Any],
+    *,
+    warmup: int,
+    jobs: int,
+) -> None:
+    """The lab runs not in *cache* yet, *jobs* of them at a time (each its own lab process)."""
+    missing = [
+        c
+        for c in combos
+        if f"{setup.name}/{intervals}/" + (f"w{warmup}/" if warmup else "") + "+".join(c) not in cache
+    ]
+    if jobs <= 1 or len(missing) <= 1:
+        return
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done in pool.map(lambda c: run(setup, c, intervals, workdir, cache, warmup=warmup), missing):
+            del done
+
+
+def series(setup: Setup, names: tuple[str, ...], intervals: int, workdir: Path) -> None:
+    """Per interval, each disk's IOPS and latencies (the lab's truth of that interval alone), to see
+    when the datastore settles (``--series``): a write latency above a cache hit is a full cache."""
+    path = workdir / ("series-" + "+".join(names) + ".yaml")
+    path.write_text(yaml.safe_dump(scenario(setup, names)))
+    print(f"{setup.name} {'+'.join(names)}: interval, then per disk read IOPS/ms, write IOPS/ms")
+    with LabProcess.start(path, speed=0) as lab:
+        for n in range(intervals):
+            lab.step(1)
+            disks = [d for d in lab.control("GET", "truth?intervals=1")["disks"] if d["datastore"] == "lun"]
+            print(
+                f"{n + 1:4d} "
+                + "  ".join(
+                    f"{d['vm']} {d['read_iops']:.0f}/{d['read_latency_ms']:.2f} "
+                    f"{d['write_iops']:.0f}/{d['write_latency_ms']:.2f}"
+                    for d in disks
+                )
+            )
 
 
 def measurement(name: str, figures: dict[str, float], random_pct: float | None) -> WorkloadMeasurement:
@@ -603,12 +711,15 @@ def device_fit(
     )
 
 
-def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool) -> DeviceParams:
+def switched_off(
+    device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool, steady: bool = True
+) -> DeviceParams:
     """The device with the rules the diagnostic flags switch off (each says so)."""
     for on, note in (
         (filling, "the cache never fills (the destage stretch only bounded, writes stay cached)"),
         (full_carried, "a cache full where a disk was measured is not carried to its neighbours"),
         (edge, "a cache at its edge where a disk was measured (cached writes > 2 hits) is not carried"),
+        (steady, "a full cache as before task wif6 (admission wait, destage stretch kept)"),
     ):
         if not on:
             print(f"diagnostic: {note}")
@@ -617,6 +728,7 @@ def switched_off(device: DeviceParams, *, filling: bool, full_carried: bool, edg
         cache_fills=device.cache_fills and filling,
         full_cache_carried=device.full_cache_carried and full_carried,
         edge_carried=device.edge_carried and edge,
+        steady_full=device.steady_full and steady,
     )
 
 
@@ -645,6 +757,10 @@ def evaluate(
     filling: bool = True,
     full_carried: bool = True,
     edge: bool = True,
+    steady: bool = True,
+    warmup: int = 0,
+    jobs: int = 1,
+    rows: list[dict[str, Any]] | None = None,
 ) -> dict[str, list[float]]:
     errors: dict[str, list[float]] = {k: [] for k in KEYS}
     signed: dict[str, list[float]] = {k: [] for k in KEYS}
@@ -652,9 +768,12 @@ def evaluate(
     # the isolation service times do not carry over; reported apart as the estimator's known gap.
     random_only: list[float] = []  # read errors
     names = sorted({n for combo in setup.combos for n in combo})
-    runs = {name: run(setup, (name,), intervals, workdir, cache) for name in names}
+    started = time.monotonic()
+    prefetch(setup, [(n,) for n in names] + setup.combos, intervals, workdir, cache, warmup=warmup, jobs=jobs)
+    runs = {name: run(setup, (name,), intervals, workdir, cache, warmup=warmup) for name in names}
     alone = {name: figures[name] for name, figures in runs.items()}
-    print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}")
+    print(f"\n== {setup.name}: {setup.device}, seed {setup.seed}, warm-up {warmup} intervals")
+    print(f"lab runs: {time.monotonic() - started:.0f} s wall ({jobs} at a time; 0 when all were cached)")
     device = device_fit(setup, runs, separate, service)
     if parallelism is not None:
         print(f"diagnostic: m = {parallelism:g} given instead")
@@ -664,11 +783,11 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
-    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge)
+    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge, steady=steady)
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
-        together = run(setup, combo, intervals, workdir, cache)
+        together = run(setup, combo, intervals, workdir, cache, warmup=warmup)
         randoms = {n: float(setup.workloads[n]["random_pct"]) if sequential else None for n in combo}
         p = predict_consolidation([measurement(n, alone[n], randoms[n]) for n in combo], device)
         measured_r = sum(v["read_iops"] for v in together.values())
@@ -689,6 +808,28 @@ def evaluate(
             else None
             for w in p.workloads
         ]
+        if rows is not None:
+            rows.extend(
+                {
+                    "set": setup.name,
+                    "combination": "+".join(combo),
+                    "disk": w.name,
+                    "random_pct": float(setup.workloads[w.name]["random_pct"]),
+                    "read_ms": [w.read_latency_ms, together[w.name]["read_latency_ms"]],
+                    "write_ms": [w.write_latency_ms, together[w.name]["write_latency_ms"]],
+                    "read_iops": [w.read_iops, together[w.name]["read_iops"]],
+                    "write_iops": [w.write_iops, together[w.name]["write_iops"]],
+                    "alone": alone[w.name],
+                    "cache_full": p.cache_full,
+                    "full_where_measured": list(p.full_where_measured),
+                    "edge_where_measured": list(p.edge_where_measured),
+                    "write_through": w.write_through,
+                    "destage_util": p.destage_util,
+                    "destage_total": p.destage_total,
+                    "destage_demand": p.destage_demand,
+                }
+                for w in p.workloads
+            )
         if all(float(setup.workloads[n]["random_pct"]) >= 50 for n in combo):
             random_only.extend(v for v in read_e if v is not None)
         for key, values in (
@@ -736,10 +877,22 @@ def main() -> None:
     parser.add_argument("--no-triples", action="store_true")
     parser.add_argument(
         "--set",
-        choices=("tuning", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "all"),
+        choices=(
+            "tuning",
+            "heldout",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "seen",
+            "all",
+        ),
         nargs="+",
         default=["all"],
-        help="one or more sets (all: every set)",
+        help="one or more sets (seen: the eight sets evaluated before task wif6; all: every set)",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -787,12 +940,43 @@ def main() -> None:
         help="the service's path: its modelling's separation (k = 1) read back by the routes' "
         "device_params, k = 1 in the estimator (with --no-separation: the service before issue 16's fix)",
     )
+    parser.add_argument(
+        "--no-steady-full",
+        action="store_true",
+        help="diagnostic: a full cache as before task wif6 (a filling cache's admission wait, the destage "
+        "stretch kept beside a cache full where measured) instead of the full cache's steady state",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="intervals the lab runs before the truth window, alone and together alike (0: the window "
+        "starts with an empty write cache, as before task wif6)",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="lab runs at a time (each its own lab process)")
+    parser.add_argument(
+        "--series",
+        help="diagnostic: print this combination's per-interval truth (names joined by +, of the one "
+        "--set given) over --warmup + --intervals intervals, and nothing else",
+    )
+    parser.add_argument("--dump", type=Path, help="write every disk's predicted and measured figures (JSON)")
     args = parser.parse_args()
+    if args.warmup < 0 or args.jobs < 1:
+        parser.error("--warmup must be at least 0 and --jobs at least 1")
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
-    setups = [s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth)]
-    if "all" not in args.set:
+    setups = [
+        s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth, ninth)
+    ]
+    if "seen" in args.set:
+        setups = [s for s in setups if s.name != "ninth" or "ninth" in args.set]
+    elif "all" not in args.set:
         setups = [s for s in setups if s.name in args.set]
+    if args.series:
+        with tempfile.TemporaryDirectory() as tmp:
+            series(setups[0], tuple(args.series.split("+")), args.warmup + args.intervals, Path(tmp))
+        return
     pooled: dict[str, dict[str, list[float]]] = {}
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         try:
             for setup in setups:
@@ -809,15 +993,27 @@ def main() -> None:
                     filling=not args.no_filling,
                     full_carried=not args.no_full_cache,
                     edge=not args.no_edge,
+                    steady=not args.no_steady_full,
+                    warmup=args.warmup,
+                    jobs=args.jobs,
+                    rows=rows,
                 )
         finally:
             if args.cache:
                 args.cache.write_text(json.dumps(cache))
+    if args.dump:
+        args.dump.write_text(json.dumps(rows, indent=1))
     # docs/whatif.md pools the read latencies of the four sets seen before issue 16's changes.
     for label, sets in (("four seen sets", ("tuning", "heldout", "third", "fourth")), ("all sets run", None)):
         reads = [e for name, errs in pooled.items() if sets is None or name in sets for e in errs["read ms"]]
         if reads and (sets is None or all(name in pooled for name in sets)):
-            print(f"pooled read ms, {label}: {statistics.median(reads):.1%} (n={len(reads)})")
+            writes = [
+                e for name, errs in pooled.items() if sets is None or name in sets for e in errs["write ms"]
+            ]
+            print(
+                f"pooled read ms, {label}: {statistics.median(reads):.1%} (n={len(reads)}); "
+                f"write ms {statistics.median(writes):.1%} (n={len(writes)})"
+            )
     print(
         "\npaper: mix 3-13 %, throughput 3-21 %, read response time 4-17 %; target: median read error < 10 %"
     )

@@ -159,7 +159,7 @@ def test_when_the_writer_leaves_the_reader_regains_the_destage_stretch() -> None
 
 def test_a_document_carries_the_write_cost() -> None:
     disks = [
-        {"name": "log", "read_iops": 150, "write_iops": 3000, "read_latency_ms": 2, "write_latency_ms": 0.37,
+        {"name": "log", "read_iops": 150, "write_iops": 600, "read_latency_ms": 2, "write_latency_ms": 0.37,
          "random_pct": 10},
         {"name": "dss", "read_iops": 600, "write_iops": 0, "read_latency_ms": 15, "write_latency_ms": 0,
          "random_pct": 100},
@@ -268,8 +268,9 @@ HEAVY = DeviceParams(max_conn=32, parallelism=1.0, positioning_ms=20.0, write_co
 
 
 def test_a_full_cache_admits_the_writes_at_the_rate_the_devices_destage() -> None:
-    unbounded = predict_consolidation([LOG, DSS], replace(HEAVY, cache_fills=False))
-    p = predict_consolidation([LOG, DSS], HEAVY)
+    # The filling regime (the rule before the full cache's steady state, task wif6).
+    unbounded = predict_consolidation([LOG, DSS], replace(HEAVY, cache_fills=False, steady_full=False))
+    p = predict_consolidation([LOG, DSS], replace(HEAVY, steady_full=False))
     answer = p.to_dict()
     assert answer["cache_full"] is True
     assert answer["destage_saturated"] is True

@@ -42,8 +42,11 @@ def by_name(workloads: list[WorkloadPrediction]) -> dict[str, WorkloadPrediction
 
 
 def test_a_cache_full_alone_is_carried_to_the_neighbours() -> None:
-    p = predict_consolidation([AUDIT, CATALOG], RAID6)
-    before = predict_consolidation([AUDIT, CATALOG], replace(RAID6, full_cache_carried=False))
+    # As carried before the full cache's steady state (task wif6): the destage stretch kept.
+    p = predict_consolidation([AUDIT, CATALOG], replace(RAID6, steady_full=False))
+    before = predict_consolidation(
+        [AUDIT, CATALOG], replace(RAID6, full_cache_carried=False, steady_full=False)
+    )
     assert p.full_where_measured == ("audit",)
     assert p.cache_full
     assert not before.cache_full

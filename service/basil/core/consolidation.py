@@ -121,6 +121,17 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   group's keep their figures). The full cache's steady state: the lab's 15-minute runs from an
   empty cache blend it with the filling. The answer: ``edge_where_measured``;
   ``DeviceParams.edge_carried`` False: not carried.
+- The full cache in its steady state (task wif6, ``DeviceParams.steady_full``). A consolidation
+  is permanent, and a cache that the writes overrun stays full once it has filled (the time it
+  takes, its size over the surplus rate, is not in vCenter's counters and does not matter to
+  the regime the datastore settles in). Full, nothing is destaged in the background: every
+  cached write goes through to the devices (:func:`write_through_ms`, not stretched), the
+  demand over the bound gives no admission wait, and no disk's reads are stretched by
+  destaging; each group's figures shed the stretch 1 / (1 − U⁰) its own cached writes' destaging
+  put on them where it was measured (U⁰ at its measured write rates and in-flight share: the
+  reads × (1 − U⁰)). Applies to the filling cache (above) and to a full cache carried from where
+  a disk was measured or at its edge. False: the rules before (the admission wait; the carried
+  full cache with the destage stretch kept).
   Leaving a datastore takes the stretch back (1 − |ΔU|). k is the administrator's (vCenter does
   not report RAID levels); without it, 1, a lower bound, and the answer says so; without t_pos
   or a random % nothing is added.
@@ -301,6 +312,10 @@ class DeviceParams:
     # A disk whose cached writes were slower than EDGE_FACTOR cache hits had the cache filling at times
     # where it was measured: carried to its neighbours as a full cache (module doc); False: not.
     edge_carried: bool = True
+    # A full cache (filling, or carried from where a disk was measured) in its steady state: no
+    # destaging left to stretch anyone, each disk's figures freed of its own, every cached write
+    # through to the devices (module doc); False: the rules before (admission wait, stretch kept).
+    steady_full: bool = True
 
     @property
     def destage_op_ms(self) -> float | None:
@@ -820,6 +835,38 @@ def _through(
     ), carried
 
 
+def _interference(
+    keys: Sequence[str], workloads: Sequence[WorkloadMeasurement], device: DeviceParams
+) -> dict[str, float]:
+    """eq. 5–6 on m parallel servers: per group, the batches its requests put ahead of every other
+    group's (the queue an arriving request of the group found: all its OIO)."""
+    seen: dict[str, float] = {}
+    for key, w in zip(keys, workloads, strict=True):
+        seen[key] = seen.get(key, 0.0) + w.queue
+    interference: dict[str, float] = {}
+    for key, w in zip(keys, workloads, strict=True):
+        # A disk measured with the cache full wrote to the devices: its writes' batches count whole.
+        writes_share = 1.0 if full_where_measured(w, device) else device.write_share
+        interference[key] = interference.get(key, 0.0) + w.batches_ms(
+            device.parallelism, writes_share, seen[key]
+        )
+    return interference
+
+
+def _own_destage(
+    keys: Sequence[str],
+    workloads: Sequence[WorkloadMeasurement],
+    shares: Sequence[float],
+    device: DeviceParams,
+) -> dict[str, float]:
+    """Per group, U⁰: the devices' share of time destaging its cached writes where it was measured
+    (its measured write rates, *shares* the neighbours' shares of the IOs in flight there)."""
+    own: dict[str, float] = {}
+    for key, w, f in zip(keys, workloads, shares, strict=True):
+        own[key] = own.get(key, 0.0) + destage_util(w, w.write_iops, f, device)
+    return own
+
+
 def predict_consolidation(
     workloads: Sequence[WorkloadMeasurement], device: DeviceParams
 ) -> ConsolidationPrediction:
@@ -840,17 +887,7 @@ def predict_consolidation(
     paper_read = sum(w.read_iops * share[key] for key, w in zip(keys, workloads, strict=True))
     paper_write = sum(w.write_iops * share[key] for key, w in zip(keys, workloads, strict=True))
 
-    # eq. 5–6 on m parallel servers: the batches one group's requests put ahead of every other group's.
-    m = device.parallelism
-    w_share = device.write_share
-    seen: dict[str, float] = {}  # the queue an arriving request of the group found: all its OIO
-    for key, w in zip(keys, workloads, strict=True):
-        seen[key] = seen.get(key, 0.0) + w.queue
-    interference: dict[str, float] = {}
-    for key, w in zip(keys, workloads, strict=True):
-        # A disk measured with the cache full wrote to the devices: its writes' batches count whole.
-        writes_share = 1.0 if full_where_measured(w, device) else w_share
-        interference[key] = interference.get(key, 0.0) + w.batches_ms(m, writes_share, seen[key])
+    interference = _interference(keys, workloads, device)
     all_interference = sum(interference.values())
     measured = [interleaved_share(w.iops, group_iops[key]) for key, w in zip(keys, workloads, strict=True)]
 
@@ -867,6 +904,11 @@ def predict_consolidation(
     hit_ms = cache_hit_ms(workloads, device)
     (through, carried), all_queue = _through(keys, workloads, device, hit_ms), sum(w.queue for w in workloads)
 
+    # The full cache's steady state (module doc): no destaging, each group's figures freed of the
+    # destage load its own cached writes put on the devices where it was measured (U⁰).
+    steady = device.steady_full and bool(through)
+    relief = _own_destage(keys, workloads, in_flight[0], device)
+
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
         batches = _positioning_batches_ms(workloads, positioning, device)
@@ -874,10 +916,12 @@ def predict_consolidation(
         for i, (key, w, delta, behind) in enumerate(zip(keys, workloads, positioning, batches, strict=True)):
             added = all_interference - interference[key] + delta + behind
             cached = _write_cached(w, device)
-            read_ms = (w.read_latency_ms + added) * stretch
+            read_ms = (w.read_latency_ms + added) * (
+                1.0 - min(relief[key], MAX_DESTAGE_UTIL) if steady else stretch
+            )
             # through a full cache; admitted by a filling one; a cache hit; or a device write
             write_ms = (
-                write_through_ms(w, in_flight[1][i], all_queue, stretch, device)
+                write_through_ms(w, in_flight[1][i], all_queue, 1.0 if steady else stretch, device)
                 if i in through
                 else w.write_latency_ms + admission
                 if i in waiting
@@ -908,7 +952,11 @@ def predict_consolidation(
     predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted, loop=bool(through))
     demand, total_demand = destage[1] - destage[0], destage[1]
     full = device.cache_fills and demand >= MAX_DESTAGE_UTIL and not through
-    if full:
+    if full and device.steady_full:
+        # Filled, for good: every cached write goes through to the devices, nothing is destaged.
+        through, steady = frozenset(i for i, w in enumerate(workloads) if _write_cached(w, device)), True
+        predictions, destage = _interleaved(workloads, measured, in_flight, device, predicted, loop=True)
+    elif full:
         # The closed loop: the writers' IOPS fall with their write latency until their destage load
         # is what the devices give it, ΔU = MAX_DESTAGE_UTIL; the admission wait by bisection, each
         # step the same damped fixed point.
