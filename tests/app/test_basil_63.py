@@ -26,7 +26,7 @@ def lab() -> Iterator[LabProcess]:
 
 def test_service_rebalances_the_63_scenario(lab: LabProcess, make_service: ServiceFactory) -> None:
     svc = make_service(lab)
-    collect(svc, 10)
+    collect(svc, 16)  # some 16 simulated minutes: ten would leave 6diskLUN's OIO range too narrow to fit
     model = svc.run_job("model")
     assert model["outcome"] == "succeeded"
     pods = svc.pods()

@@ -28,6 +28,19 @@ const (
 	mLarge
 )
 
+// noiseEpoch anchors the measurement noise in time. An interval's noise is drawn from its end's
+// offset from the scenario's start (the start aligned down to the interval), placed after this
+// epoch: a scenario stepped the same way measures the same figures whatever the wall clock said
+// when it started, so a lab run at speed 0 is repeatable from one process to the next. The
+// evaluation and the physics report start at this epoch, so their draws are the ones they had
+// when the noise hashed absolute times.
+var noiseEpoch = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+
+// noiseWhen is the time an interval ending at end hashes into its measurement noise.
+func noiseWhen(end, start time.Time, dt time.Duration) uint64 {
+	return uint64(noiseEpoch.Add(end.Sub(start.Truncate(dt))).UnixNano())
+}
+
 // assemble turns the datastores' solutions into the interval's figures, truth and measured.
 func (m *Model) assemble(end time.Time, dt time.Duration, results []storeResult) *Interval {
 	iv := &Interval{
@@ -36,7 +49,7 @@ func (m *Model) assemble(end time.Time, dt time.Duration, results []storeResult)
 		HostDatastores: map[HostDatastore]HostDatastoreStats{},
 		Datastores:     make(map[string]DatastoreStats, len(m.stores)),
 	}
-	when := uint64(end.UnixNano())
+	when := noiseWhen(end, m.start, dt)
 	secs := dt.Seconds()
 	for _, d := range m.disks {
 		iv.Disks[d.key] = DiskStats{}

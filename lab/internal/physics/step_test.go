@@ -104,6 +104,43 @@ func TestDeterministicForASeed(t *testing.T) {
 	}
 }
 
+// A scenario stepped the same way measures the same figures whatever the wall clock said when it
+// started (a lab reset "restarts time now"): the noise hashes the interval's offset from the start,
+// aligned down to the interval, not its absolute time. Different seeds still draw differently.
+func TestMeasuredFiguresDoNotDependOnTheWallClock(t *testing.T) {
+	run := func(seed int64, start time.Time) []DiskMetrics {
+		noise := 5.0
+		s := &scenario.Scenario{
+			Name: "wall", Seed: seed, Hosts: []scenario.Host{{Name: "esx-01"}},
+			Datastores: []scenario.Datastore{store("ds", "fc15k", 6, withCache(256))},
+			VMs:        vms(4, "ds", oltp), Settings: scenario.Settings{NoisePct: &noise},
+		}
+		if p := scenario.Validate(s); len(p) > 0 {
+			t.Fatal(p)
+		}
+		m, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetStart(start)
+		first := start.Truncate(20 * time.Second)
+		var out []DiskMetrics
+		for i := 1; i <= 5; i++ {
+			out = append(out, m.Step(first.Add(time20(i)), 20*time.Second).Disks[key("vm-00")].Measured)
+		}
+		return out
+	}
+	morning := t0.Add(7*time.Hour + 3*time.Second)
+	weekLater := t0.Add(7*24*time.Hour + 13*time.Hour + 7*time.Second)
+	a, b := run(7, morning), run(7, weekLater)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the same scenario started at another time measured differently:\n%+v\n%+v", a[0], b[0])
+	}
+	if reflect.DeepEqual(a, run(8, morning)) {
+		t.Error("another seed measured the same noise")
+	}
+}
+
 // Measured counters scatter around the truth by the scenario's noise; the truth has none.
 func TestMeasurementNoise(t *testing.T) {
 	noise := 4.0

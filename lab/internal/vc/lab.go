@@ -117,7 +117,11 @@ func New(s *scenario.Scenario, opts Options) (*Lab, error) {
 	if err != nil {
 		return nil, fmt.Errorf("physics: %w", err)
 	}
-	ph.SetStart(start)
+	// The scenario's time zero is the start aligned down to the sampling interval, as the intervals'
+	// ends are: every interval then sits at the same offset in the workloads' ranged draws, phases
+	// and bursts however many seconds past a 20 s boundary the lab started, and a scenario stepped at
+	// speed 0 measures the same figures from one run to the next.
+	ph.SetStart(start.Truncate(IntervalLength))
 
 	l := &Lab{
 		Scenario: s, opts: opts, physics: ph, clock: clk,
