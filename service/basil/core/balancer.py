@@ -38,7 +38,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from basil.core.constraints import Budget, PlacementState, Unit, build_units
+from basil.core.constraints import Budget, PlacementState, Unit, build_unit_columns
 from basil.core.normalized_load import Models, imbalance, resolve_models
 from basil.core.params import (
     OBJECTIVE_AUTO,
@@ -455,7 +455,8 @@ def _units_by_pod(snapshot: Snapshot, units: list[Unit]) -> dict[str, list[Unit]
 def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     raise_if_problems([*params.validate(), *snapshot.validate()], "recommendation input")
     models = resolve_models(snapshot, params)
-    units = build_units(snapshot, models, params)
+    unit_columns = build_unit_columns(snapshot, models, params)
+    units = unit_columns.units
     state = PlacementState(snapshot, models, params)
     budget = Budget(params.max_moves, params.max_gb)
     sizes = dict(zip(map(_id_of, snapshot.disks), map(_size_of, snapshot.disks), strict=True))
@@ -483,7 +484,9 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
             balancers.append(_PodBalancer(**common))
         else:
             guard = params.objective == OBJECTIVE_AUTO
-            balancers.append(BestMoveSearch(**common, demands=demands, guard=guard))
+            balancers.append(
+                BestMoveSearch(**common, demands=demands, guard=guard, unit_columns=unit_columns)
+            )
 
     moves: list[Move] = []
     while True:

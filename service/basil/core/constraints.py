@@ -103,8 +103,32 @@ def conflict_index(anti_affinity: Iterable[frozenset[str]]) -> dict[str, frozens
     return {vm: frozenset(others - {vm}) for vm, others in found.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class UnitColumns:
+    """:func:`build_units`' units with the columns they were built from, so a round reads their
+    fields for all units without a pass over 40,000 named tuples: each column holds the very values
+    of the units' fields, in unit order. Read-only: nothing may change the units or the columns."""
+
+    units: list[Unit]
+    datastore: list[str]
+    disks: list[tuple[str, ...]]
+    load: list[float]
+    size_gb: list[float]
+    iops: list[float | None]
+    pinned: list[str | None]
+    disk_counts: npt.NDArray[np.int64]  # len(disks) of each unit
+    disk_ids: list[str]  # the snapshot's disk ids, in snapshot order
+    # Where each of the units' disks (in unit order, each unit's in its order) is in the snapshot.
+    disk_positions: npt.NDArray[np.int64]
+
+
 def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> list[Unit]:
-    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id).
+    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id)."""
+    return build_unit_columns(snapshot, models, params).units
+
+
+def build_unit_columns(snapshot: Snapshot, models: Models, params: BalancerParams) -> UnitColumns:
+    """:func:`build_units` with the units' columns.
 
     The grouping is one sort of every disk's (datastore, VM, disk id of a splittable VM's disk or "")
     key, made as a lexsort of their ranks (numpy; no Python step per comparison); a unit of one disk
@@ -112,7 +136,8 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     only units of several disks and pinned units are worked out one by one."""
     disks = snapshot.disks
     if not disks:
-        return []
+        none = np.empty(0, dtype=np.int64)
+        return UnitColumns([], [], [], [], [], [], [], none, [], none)
     rules = snapshot.rules
     ds_col = list(map(_datastore_of, disks))
     vm_col = list(map(_vm_of, disks))
@@ -122,7 +147,8 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     ds_g = head(ds_col)
     vm_g = head(vm_col)
     count = len(ds_g)
-    ids_g: list[tuple[str, ...]] = list(zip(head(list(map(_disk_id, disks))), strict=True))
+    disk_ids = list(map(_disk_id, disks))
+    ids_g: list[tuple[str, ...]] = list(zip(head(disk_ids), strict=True))
     disk_models = models.disks
     if len(disk_models) == len(disks) and all(map(is_, disk_models, map(_disk_id, disks))):
         # The models in disk order (as resolve_models makes them): each group's first disk's by position.
@@ -135,9 +161,12 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     iops_g = head(list(map(_iops_of, disks)))
     # Groups of several disks, and those holding a disk with last_moved (for the ping-pong window).
     members_of: dict[int, list[Disk]] = {}
+    positions = order.copy()  # the units' disks in unit order: a group's in id order
     for g in np.flatnonzero(sizes > 1).tolist():
-        start = int(starts[g])
-        members = sorted((disks[i] for i in order[start : start + int(sizes[g])].tolist()), key=_disk_id)
+        start, end = int(starts[g]), int(starts[g] + sizes[g])
+        at = sorted(order[start:end].tolist(), key=disk_ids.__getitem__)  # stable: as sorting the disks
+        positions[start:end] = at
+        members = [disks[i] for i in at]
         members_of[g] = members
         ids_g[g], load_g[g], size_g[g], hosts_g[g], iops_g[g] = _group_sums(members, disk_models)
     moved: list[int] = []
@@ -173,7 +202,10 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
         strict=True,
     )
     # tuple.__new__ is what Unit(...) calls, without its Python-level wrapper (40,000 times).
-    return list(map(_new_tuple, repeat(Unit, count), fields))
+    units = list(map(_new_tuple, repeat(Unit, count), fields))
+    return UnitColumns(
+        units, ds_g, ids_g, load_g, size_g, iops_g, pinned_g, sizes.astype(np.int64), disk_ids, positions
+    )
 
 
 def _group(

@@ -163,6 +163,7 @@ class DiskDemands(Mapping[str, DiskDemand]):
     FLOAT_FIELDS = ("oio", "a", "b", "line_oio", "wa", "wb")
 
     def __init__(self, ids: Sequence[str], table: Array, sequential: npt.NDArray[np.bool_]) -> None:
+        self.ids = ids
         self.index = dict(zip(ids, range(len(ids)), strict=True))
         self.table = table  # len(FLOAT_FIELDS) × disks
         self.sequential = sequential
@@ -179,6 +180,11 @@ class DiskDemands(Mapping[str, DiskDemand]):
 
     def __len__(self) -> int:
         return len(self.index)
+
+    def in_order(self, ids: Sequence[str]) -> bool:
+        """Whether the table's columns are the disks *ids*, in that order, each once (then the
+        demand of the disk at position i of *ids* is column i)."""
+        return len(self.index) == len(self.ids) and self.ids == ids
 
     def columns(self, disks: Sequence[str]) -> Array:
         """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""

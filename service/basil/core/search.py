@@ -51,7 +51,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from basil.core.constraints import Budget, PlacementState, Unit
+from basil.core.constraints import Budget, PlacementState, Unit, UnitColumns
 from basil.core.normalized_load import Models, imbalance
 from basil.core.params import (
     OBJECTIVE_AUTO,
@@ -240,6 +240,7 @@ class BestMoveSearch(PodRound):
         disk_sizes: Mapping[str, float],
         demands: Mapping[str, DiskDemand],
         guard: bool = False,
+        unit_columns: UnitColumns | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -273,7 +274,9 @@ class BestMoveSearch(PodRound):
         self.ul: list[float] = []
         self.uwa: list[float] = []  # write parts of ua and ub (see predictive, "Writes per device kind")
         self.uwb: list[float] = []
-        self._load_units(units)
+        self._load_units(
+            units, unit_columns if unit_columns is not None and unit_columns.units is units else None
+        )
         self.line = self._line_oio()
         self.pred.anchor(self.line, (sum(self.ua), sum(self.uwa)))
         self.line_max = self._line_limits()
@@ -325,30 +328,40 @@ class BestMoveSearch(PodRound):
         caps = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(self.d)]
         return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
-    def _load_units(self, units: Sequence[Unit]) -> None:
-        """This pod's units (movable or not), with their sums for both models.
+    def _load_units(self, units: Sequence[Unit], given: UnitColumns | None) -> None:
+        """This pod's units (movable or not), with their sums for both models; *given*: the columns
+        *units* were built from (``build_unit_columns``), or None to read them from the units.
 
         A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
         them), here as bincounts over every disk of the pod, which add in input order the same way."""
-        where = list(map(self.position.get, map(_datastore_of, units)))
+        where = list(map(self.position.get, given.datastore if given else map(_datastore_of, units)))
         if None in where:  # units on datastores outside this pod's balance (in maintenance)
             self.units = [u for u, i in zip(units, where, strict=True) if i is not None]
             self.src = [i for i in where if i is not None]
+            given = None
         else:
             self.units = list(units)
             self.src = cast("list[int]", where)
         n = len(self.units)
-        # The units' fields the search reads for all of them, as columns (a C loop each).
-        self.unit_columns = {f: list(map(attrgetter(f), self.units)) for f in _UNIT_COLUMNS}
+        # The units' fields the search reads for all of them, as columns (a C loop each, or as given).
+        if given is not None:
+            self.unit_columns = {f: getattr(given, f) for f in _UNIT_COLUMNS if f != "disks"}
+            self.unit_columns["disks"] = given.disks
+            counts = given.disk_counts
+        else:
+            self.unit_columns = {f: list(map(attrgetter(f), self.units)) for f in _UNIT_COLUMNS}
+            counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         self.unit_load = np.array(self.unit_columns["load"], dtype=np.float64)
-        counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         if n:
             owner = np.repeat(np.arange(n, dtype=np.int64), counts)
-            disks = list(chain.from_iterable(self.unit_columns["disks"]))
-            if isinstance(self.demands, DiskDemands):
-                table = self.demands.columns(disks)
+            demands = self.demands
+            if given is not None and isinstance(demands, DiskDemands) and demands.in_order(given.disk_ids):
+                # The demands' table is in the snapshot's disk order: the units' disks by position.
+                table = demands.table[:, given.disk_positions]
+            elif isinstance(demands, DiskDemands):
+                table = demands.columns(list(chain.from_iterable(self.unit_columns["disks"])))
             else:
-                rows = [self.demands[disk] for disk in disks]
+                rows = [demands[disk] for disk in chain.from_iterable(self.unit_columns["disks"])]
                 table = np.array([[getattr(r, f) for r in rows] for f in DiskDemands.FLOAT_FIELDS])
             fields = DiskDemands.FLOAT_FIELDS
 

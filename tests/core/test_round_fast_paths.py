@@ -1,0 +1,131 @@
+"""The fourth pass over the 40,000-disk round (issue 11) gives what the code it replaces gives: the
+units' columns handed from ``build_unit_columns`` to the search hold the units' own fields, and a
+search built from them has the very sums, pools and moves of one that reads the units."""
+
+from __future__ import annotations
+
+import dataclasses
+from itertools import chain
+
+import numpy as np
+import pytest
+
+from basil.core.constraints import Budget, PlacementState, UnitColumns, build_unit_columns, build_units
+from basil.core.normalized_load import resolve_models
+from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_THROUGHPUT, BalancerParams
+from basil.core.predictive import disk_demands
+from basil.core.search import BestMoveSearch
+from basil.core.snapshot import Snapshot
+
+from .test_search_equivalence import random_snapshot
+from .test_setup_fast_paths import assert_same_units, rule_snapshot
+
+COLUMNS = ("datastore", "disks", "load", "size_gb", "iops", "pinned")
+
+
+def _open(snap: Snapshot) -> Snapshot:
+    """*snap* with no datastore in maintenance (every unit on a datastore of the pod's balance)."""
+    return dataclasses.replace(
+        snap, datastores=tuple(dataclasses.replace(ds, maintenance=False) for ds in snap.datastores)
+    )
+
+
+def _snapshots() -> list[tuple[str, Snapshot]]:
+    rules = [(f"rules-{seed}", rule_snapshot(seed)) for seed in range(6)]
+    randoms = [(f"random-{seed}", random_snapshot(seed, 900, 40)) for seed in (3, 4)]
+    return rules + randoms + [(f"{name}-open", _open(snap)) for name, snap in rules + randoms]
+
+
+@pytest.mark.parametrize(("name", "snap"), _snapshots(), ids=[n for n, _ in _snapshots()])
+def test_unit_columns_hold_the_units_own_fields(name: str, snap: Snapshot) -> None:
+    params = BalancerParams()
+    models = resolve_models(snap, params)
+    table = build_unit_columns(snap, models, params)
+    assert_same_units(table.units, build_units(snap, models, params))
+    for field in COLUMNS:
+        column = getattr(table, field)
+        expected = [getattr(unit, field) for unit in table.units]
+        assert column == expected, field
+        assert [type(v) for v in column] == [type(v) for v in expected], field
+    assert table.disk_counts.tolist() == [len(unit.disks) for unit in table.units]
+    assert table.disk_ids == [d.id for d in snap.disks]
+    # Each of the units' disks, in unit order, is the snapshot's disk at its position.
+    assert [snap.disks[p].id for p in table.disk_positions.tolist()] == list(
+        chain.from_iterable(unit.disks for unit in table.units)
+    )
+    assert any(len(unit.disks) > 1 for unit in table.units) or name.startswith("random")
+
+
+def _search(snap: Snapshot, params: BalancerParams, *, columns: bool) -> tuple[BestMoveSearch, UnitColumns]:
+    models = resolve_models(snap, params)
+    table = build_unit_columns(snap, models, params)
+    (name, members), *_ = snap.pods().items()
+    search = BestMoveSearch(
+        name=name,
+        members=members,
+        units=table.units,
+        models=models,
+        state=PlacementState(snap, models, params),
+        budget=Budget(params.max_moves, params.max_gb),
+        params=params,
+        disk_sizes={d.id: d.size_gb for d in snap.disks},
+        demands=disk_demands(models, params.workload_model.constants),
+        unit_columns=table if columns else None,
+    )
+    return search, table
+
+
+@pytest.mark.parametrize("objective", [OBJECTIVE_AUTO, OBJECTIVE_THROUGHPUT])
+@pytest.mark.parametrize(("name", "snap"), _snapshots(), ids=[n for n, _ in _snapshots()])
+def test_a_search_from_the_unit_columns_equals_one_reading_the_units(
+    name: str, snap: Snapshot, objective: str
+) -> None:
+    params = BalancerParams(objective=objective, imbalance_threshold=0.02, seed=2)
+    (fast, table), (plain, _) = _search(snap, params, columns=True), _search(snap, params, columns=False)
+    # The columns serve when every unit is on a datastore of the balance (none in maintenance).
+    assert (fast.unit_columns["load"] is table.load) == (len(fast.units) == len(table.units))
+    assert fast.unit_columns["load"] is table.load or not name.endswith("open")
+    assert fast.units == plain.units
+    assert fast.unit_columns == plain.unit_columns
+    sums = ("ua", "ub", "uo", "ul", "uwa", "uwb", "src", "rank", "movable")
+    for field in sums:
+        assert getattr(fast, field) == getattr(plain, field), field
+    assert np.array_equal(fast.S, plain.S)
+    assert (fast.pred.A, fast.pred.B, fast.pred.O, fast.pred.count) == (
+        plain.pred.A,
+        plain.pred.B,
+        plain.pred.O,
+        plain.pred.count,
+    )
+    number = 1
+    for _ in range(40):
+        if fast.done or plain.done:
+            break
+        moves = fast.step(number)
+        assert moves == plain.step(number)
+        number += len(moves)
+    assert (fast.done, fast.stop, fast.stop_reason) == (plain.done, plain.stop, plain.stop_reason)
+
+
+def test_the_columns_are_not_used_for_units_they_were_not_built_with() -> None:
+    snap = random_snapshot(5, 300, 12)
+    params = BalancerParams()
+    models = resolve_models(snap, params)
+    table = build_unit_columns(snap, models, params)
+    reversed_units = list(reversed(table.units))
+    (name, members), *_ = snap.pods().items()
+    search = BestMoveSearch(
+        name=name,
+        members=members,
+        units=reversed_units,
+        models=models,
+        state=PlacementState(snap, models, params),
+        budget=Budget(params.max_moves, params.max_gb),
+        params=params,
+        disk_sizes={d.id: d.size_gb for d in snap.disks},
+        demands=disk_demands(models, params.workload_model.constants),
+        unit_columns=table,
+    )
+    assert search.units == [u for u in reversed_units if u.datastore in search.position]
+    assert search.unit_columns["load"] == [unit.load for unit in search.units]
+    assert search.uo == [sum((search.demands[d].oio for d in unit.disks), 0.0) for unit in search.units]
