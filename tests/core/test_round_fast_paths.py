@@ -12,7 +12,7 @@ import pytest
 
 from basil.core.constraints import Budget, PlacementState, UnitColumns, build_unit_columns, build_units
 from basil.core.normalized_load import resolve_models
-from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_THROUGHPUT, BalancerParams
+from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.predictive import disk_demands
 from basil.core.search import BestMoveSearch
 from basil.core.snapshot import Snapshot
@@ -129,3 +129,40 @@ def test_the_columns_are_not_used_for_units_they_were_not_built_with() -> None:
     assert search.units == [u for u in reversed_units if u.datastore in search.position]
     assert search.unit_columns["load"] == [unit.load for unit in search.units]
     assert search.uo == [sum((search.demands[d].oio for d in unit.disks), 0.0) for unit in search.units]
+
+
+def _with_empty_datastores(snap: Snapshot, count: int) -> Snapshot:
+    """*snap* with *count* more datastores holding nothing (N = 0: ties among the lowest N)."""
+    model = snap.datastores[0]
+    extra = tuple(
+        dataclasses.replace(model, name=f"ds-empty-{i:03d}", maintenance=False, free_gb=model.capacity_gb)
+        for i in range(count)
+    )
+    return dataclasses.replace(snap, datastores=snap.datastores + extra)
+
+
+@pytest.mark.parametrize("empty", [0, 3, 60])
+def test_large_pod_targets_by_n_from_the_ranking_equal_the_partition(empty: int) -> None:
+    """The lowest N read from the ranking of all datastores when no tie crosses the cut, else the
+    partition's own choice: the same sets as the full partitions, with and without ties at N = 0."""
+    snap = _with_empty_datastores(_open(random_snapshot(21, 2_000, 100)), empty)
+    params = BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD, imbalance_threshold=0.0, seed=3)
+    search, _ = _search(snap, params, columns=True)
+    assert search.by_n is not None
+    ties = 0
+    number = 1
+    for _ in range(40):
+        for width in (1, 4):
+            search.width = width
+            j = min(24 * width, search.d - 1)
+            rows = search.by_n.rows
+            ties += rows[j][0] == rows[j + 1][0]
+            w = (search.N * search.total - search.squares) / search.P
+            assert search._sources_targets_n(w) == search._sources_targets(w, low_is_target=True)
+        search.width = 1
+        if search.done:
+            break
+        number += len(search.step(number))
+    assert number > 20
+    assert search.by_n.rows == sorted((float(v), j) for j, v in enumerate(search.N))
+    assert (ties > 0) == (empty == 60)  # 60 empty datastores tie across both cuts

@@ -168,7 +168,7 @@ class _Choice:
 # A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
 _Row = tuple[float, int, int, float, float]
 # A step's candidate pairs: sources, targets, and per pair (K × D) the ideal amount and highest key.
-_Pairs = tuple[list[int], list[int], Array, Array]
+_Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Array, Array]
 
 
 class Ranking:
@@ -285,11 +285,13 @@ class BestMoveSearch(PodRound):
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: list[_Row] | None = None
         # Large pods under normalized_load: N of the datastores with movable units ranked incrementally
-        # (the sources with the highest N; see _sources_targets_n).
+        # (the sources with the highest N; see _sources_targets_n), and N of all of them (the targets).
         self.by_n_movable: Ranking | None = None
+        self.by_n: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
         if not self.throughput and d > _FULL_PAIRS:
             self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
+            self.by_n = Ranking(self.N.tolist(), range(d))
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -303,9 +305,9 @@ class BestMoveSearch(PodRound):
         self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
-        """Per-datastore rows the pair bounds gather from: N, 2N/P (refreshed per step), 1/P, 1/P²,
-        smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
-        the updates of a move keep the table current."""
+        """Per-datastore rows the pair bounds gather from: N, 2N/P, 1/P, 1/P², smallest and largest
+        movable key, P; and N, key_min and key_max as views of their rows, so the updates of a move
+        keep the table current (2N/P is updated with N, by ``_set_n``)."""
         per: Array = np.empty((7, self.d), dtype=np.float64)
         per[2] = 1.0 / self.P
         per[3] = 1.0 / (self.P * self.P)
@@ -316,7 +318,20 @@ class BestMoveSearch(PodRound):
         for j in range(self.d):
             self._bounds(j)
         np.divide(self.S, self.P, out=per[0])
+        np.divide(per[0], self.P, out=per[1])
+        per[1] *= 2.0
         return per, per[0], per[4], per[5]
+
+    def _set_n(self, j: int) -> None:
+        """N of datastore *j* from its ΣL (after a move), with its 2N/P and its place in the rankings;
+        each element as the table's whole-row operations compute it (IEEE division and doubling)."""
+        n = self.S[j] / self.P[j]
+        self.N[j] = n
+        self._per[1, j] = n / self.P[j] * 2.0
+        if self.by_n_movable is not None and self.by_n is not None:
+            value = float(n)
+            self.by_n_movable.update(j, value)
+            self.by_n.update(j, value)
 
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
         """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
@@ -451,7 +466,7 @@ class BestMoveSearch(PodRound):
         return imbalance(self.N) if f < 1e-3 else f
 
     def _resum(self) -> None:
-        self.total = float(self.N.sum())
+        self.total = float(np.add.reduce(self.N))  # N.sum() without its Python-level wrapper
         self.squares = float(np.dot(self.N, self.N))
 
     def pod_state(self) -> PodState:
@@ -770,7 +785,7 @@ class BestMoveSearch(PodRound):
         """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
         one partition of every datastore fewer: the highest N among datastores with movable units read
         from an incremental ranking instead of a partition."""
-        if self.by_n_movable is None or _SOURCES * self.width >= self.d:
+        if self.by_n_movable is None or self.by_n is None or _SOURCES * self.width >= self.d:
             return self._sources_targets(w, low_is_target=True)
         count = len(self.by_n_movable.rows)
         if count == 0:
@@ -778,13 +793,19 @@ class BestMoveSearch(PodRound):
         k = min(_SOURCES * self.width, count)
         j = min(_TARGETS * self.width, self.d - 1)
         # The highest w among datastores with movable units: the very partition _sources_targets makes
-        # (the same array, so the same choice among ties).
-        has = self.key_max > -np.inf
-        sources_w = np.argpartition(np.where(has, -w, np.inf), k - 1)[:k].tolist()
+        # (the same array, so the same choice among ties; while every datastore has movable units,
+        # the array is −w itself).
+        low_w = -w if count == self.d else np.where(self.key_max > -np.inf, -w, np.inf)
+        sources_w = np.argpartition(low_w, k - 1)[:k].tolist()
         sources = sorted({*self.by_n_movable.largest(k), *sources_w})
-        targets = sorted(
-            {*np.argpartition(self.N, j)[: j + 1].tolist(), *np.argpartition(w, j)[: j + 1].tolist()}
-        )
+        # The j + 1 lowest N: read from the ranking when they are the only j + 1 values that low (no
+        # tie across the cut, so any partition gives the same set), else the partition's choice.
+        rows = self.by_n.rows
+        if j + 1 >= len(rows) or rows[j][0] < rows[j + 1][0]:
+            low_n = self.by_n.smallest(j + 1)
+        else:
+            low_n = np.argpartition(self.N, j)[: j + 1].tolist()
+        targets = sorted({*low_n, *np.argpartition(w, j)[: j + 1].tolist()})
         return sources, targets
 
     def _pair_bounds_n(self) -> tuple[Array, _Pairs] | None:
@@ -799,8 +820,6 @@ class BestMoveSearch(PodRound):
         # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x;
         # doubling is exact, so 2(a − b) = 2a − 2b and 2βT = β(2T) to the bit).
         per = self._per
-        np.divide(self.N, self.P, out=per[1])
-        per[1] *= 2.0
         xs, ys = np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64)
         nx, qx, ix, i2x, lmin, lmax = per[:6, xs][:, :, None]
         ny, qy, iy, i2y, py = per[_TARGET_ROWS, ys][:, None, :]
@@ -836,18 +855,18 @@ class BestMoveSearch(PodRound):
             valid &= np.isfinite(bound)
             gain = np.subtract(self.f, bound, out=bound)
         gain[~valid] = -np.inf
-        return gain, (sources, targets, amount[0], high)
+        return gain, (xs, ys, amount[0], high)
 
     @staticmethod
     def _rows(flat: Array, order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
         """The pairs at *order* of the flat bound array, as rows (bound, x, y, ideal amount, highest key)."""
         sources, targets, star, high = pairs
-        width = len(targets)
+        i, j = np.divmod(order, len(targets))
         return list(
             zip(
                 flat[order].tolist(),
-                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
-                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
+                sources[i].tolist(),
+                targets[j].tolist(),
                 star.ravel()[order].tolist(),
                 high.ravel()[order].tolist(),
                 strict=True,
@@ -1084,11 +1103,8 @@ class BestMoveSearch(PodRound):
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
         self.S[x] -= unit.load
         self.S[y] += unit.load
-        self.N[x] = self.S[x] / self.P[x]
-        self.N[y] = self.S[y] / self.P[y]
-        if self.by_n_movable is not None:
-            self.by_n_movable.update(x, float(self.N[x]))
-            self.by_n_movable.update(y, float(self.N[y]))
+        self._set_n(x)
+        self._set_n(y)
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
