@@ -289,6 +289,11 @@ class BestMoveSearch(PodRound):
         self.by_n_movable: Ranking | None = None
         self.by_n: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
+        # ΣL, P and N per datastore as Python floats too, for the reads and updates of one datastore at
+        # a time (a Python float's arithmetic is the same IEEE double arithmetic as numpy's).
+        self.s_of: list[float] = self.S.tolist()
+        self.p_of: list[float] = self.P.tolist()
+        self.n_of: list[float] = self.N.tolist()
         if not self.throughput and d > _FULL_PAIRS:
             self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
             self.by_n = Ranking(self.N.tolist(), range(d))
@@ -322,16 +327,19 @@ class BestMoveSearch(PodRound):
         per[1] *= 2.0
         return per, per[0], per[4], per[5]
 
-    def _set_n(self, j: int) -> None:
-        """N of datastore *j* from its ΣL (after a move), with its 2N/P and its place in the rankings;
-        each element as the table's whole-row operations compute it (IEEE division and doubling)."""
-        n = self.S[j] / self.P[j]
+    def _set_s(self, j: int, total: float) -> None:
+        """Datastore *j*'s ΣL is now *total* (after a move): its N, 2N/P and place in the rankings
+        follow, each as the table's whole-row operations compute it (IEEE division and doubling)."""
+        self.s_of[j] = total
+        self.S[j] = total
+        p = self.p_of[j]
+        n = total / p
+        self.n_of[j] = n
         self.N[j] = n
-        self._per[1, j] = n / self.P[j] * 2.0
+        self._per[1, j] = n / p * 2.0
         if self.by_n_movable is not None and self.by_n is not None:
-            value = float(n)
-            self.by_n_movable.update(j, value)
-            self.by_n.update(j, value)
+            self.by_n_movable.update(j, n)
+            self.by_n.update(j, n)
 
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
         """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
@@ -604,9 +612,9 @@ class BestMoveSearch(PodRound):
     def _n_gain(self, x: int, y: int, amount: float) -> float | None:
         """Fall of f when load *amount* goes from x to y (negative amount: from y to x); None when
         the target would end at or above the source's N before the move."""
-        nx_old, ny_old = float(self.N[x]), float(self.N[y])
-        nx = (float(self.S[x]) - amount) / float(self.P[x])
-        ny = (float(self.S[y]) + amount) / float(self.P[y])
+        nx_old, ny_old = self.n_of[x], self.n_of[y]
+        nx = (self.s_of[x] - amount) / self.p_of[x]
+        ny = (self.s_of[y] + amount) / self.p_of[y]
         if amount > 0 and ny >= nx_old:
             return None
         if amount < 0 and nx >= ny_old:
@@ -1097,14 +1105,13 @@ class BestMoveSearch(PodRound):
     def _commit(self, uid: int, x: int, y: int, *, number: int, kind: str) -> Move:
         unit = self.units[uid]
         p = self.pred
-        nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
+        nx_before, ny_before, f_before = self.n_of[x], self.n_of[y], self.f
         lat_x0, iops_x0 = p.latency_iops(x)
         lat_y0, iops_y0 = p.latency_iops(y)
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
-        self.S[x] -= unit.load
-        self.S[y] += unit.load
-        self._set_n(x)
-        self._set_n(y)
+        self._set_s(x, self.s_of[x] - unit.load)
+        self._set_s(y, self.s_of[y] + unit.load)
+        nx_after, ny_after = self.n_of[x], self.n_of[y]
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
@@ -1122,12 +1129,8 @@ class BestMoveSearch(PodRound):
         self.moves += 1
         self.gb += unit.size_gb
         effects = (
-            DatastoreEffect(
-                self.names[x], nx_before, float(self.N[x]), lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]
-            ),
-            DatastoreEffect(
-                self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
-            ),
+            DatastoreEffect(self.names[x], nx_before, nx_after, lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]),
+            DatastoreEffect(self.names[y], ny_before, ny_after, lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]),
         )
         oio = self._oio(unit.disks)
         disk_effects = tuple(
@@ -1149,9 +1152,9 @@ class BestMoveSearch(PodRound):
             size_gb=unit.size_gb,
             load=unit.load,
             source_n_before=nx_before,
-            source_n_after=float(self.N[x]),
+            source_n_after=nx_after,
             target_n_before=ny_before,
-            target_n_after=float(self.N[y]),
+            target_n_after=ny_after,
             imbalance_before=f_before,
             imbalance_after=self.f,
             target_new=self.new[y],
