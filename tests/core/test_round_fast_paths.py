@@ -16,10 +16,12 @@ from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTI
 from basil.core.predictive import disk_demands
 from basil.core.search import BestMoveSearch
 from basil.core.snapshot import Snapshot
+from basil.core.workload_model import WorkloadParams
 
 from .test_search_equivalence import random_snapshot
 from .test_setup_fast_paths import assert_same_units, rule_snapshot
 
+WORKLOAD = WorkloadParams(oio=6.0, io_size_kb=16.0, read_pct=70.0, random_pct=30.0)
 COLUMNS = ("datastore", "disks", "load", "size_gb", "iops", "pinned")
 
 
@@ -166,3 +168,30 @@ def test_large_pod_targets_by_n_from_the_ranking_equal_the_partition(empty: int)
     assert number > 20
     assert search.by_n.rows == sorted((float(v), j) for j, v in enumerate(search.N))
     assert (ties > 0) == (empty == 60)  # 60 empty datastores tie across both cuts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_demands_from_the_models_columns_equal_those_read_from_the_models(seed: int) -> None:
+    """A snapshot whose disks are all known by their workload model: the models carry their eq. 1
+    inputs as columns, and the demands computed from them equal, bit for bit, those read model by
+    model; with a given L somewhere the models carry none."""
+    params = BalancerParams()
+    constants = params.workload_model.constants
+    snap = random_snapshot(30 + seed, 400, 12)
+    described = dataclasses.replace(
+        snap,
+        disks=tuple(
+            d if d.workload is not None else dataclasses.replace(d, load=None, workload=WORKLOAD)
+            for d in snap.disks
+        ),
+    )
+    models = resolve_models(described, params)
+    assert models.columns is not None
+    assert models.columns.disks is models.disks
+    plain = dataclasses.replace(models, columns=None)
+    assert plain == models  # the columns take no part in a comparison
+    fast, slow = disk_demands(models, constants), disk_demands(plain, constants)
+    assert fast.ids == slow.ids == [d.id for d in snap.disks]
+    assert fast.table.tobytes() == slow.table.tobytes()
+    assert np.array_equal(fast.sequential, slow.sequential)
+    assert resolve_models(snap, params).columns is None  # some disks have a given L
