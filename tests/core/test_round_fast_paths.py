@@ -10,7 +10,14 @@ from itertools import chain
 import numpy as np
 import pytest
 
-from basil.core.constraints import Budget, PlacementState, UnitColumns, build_unit_columns, build_units
+from basil.core.constraints import (
+    Budget,
+    PlacementState,
+    UnitColumns,
+    _ranks,
+    build_unit_columns,
+    build_units,
+)
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.predictive import disk_demands
@@ -195,3 +202,28 @@ def test_demands_from_the_models_columns_equal_those_read_from_the_models(seed: 
     assert fast.table.tobytes() == slow.table.tobytes()
     assert np.array_equal(fast.sequential, slow.sequential)
     assert resolve_models(snap, params).columns is None  # some disks have a given L
+
+
+@pytest.mark.parametrize(("name", "snap"), _snapshots(), ids=[n for n, _ in _snapshots()])
+def test_placement_state_from_the_disk_columns_equals_the_one_read_from_the_disks(
+    name: str, snap: Snapshot
+) -> None:
+    params = BalancerParams()
+    models = resolve_models(snap, params)
+    table = build_unit_columns(snap, models, params)
+    assert table.disk_datastores == [d.datastore for d in snap.disks]
+    assert table.disk_vms == [d.vm for d in snap.disks]
+    fast = PlacementState(snap, models, params, disk_columns=(table.disk_datastores, table.disk_vms))
+    plain = PlacementState(snap, models, params)
+    assert fast.vms == plain.vms
+    # The same counters in the same order (the order of first appearance, in disk order).
+    assert [list(c.items()) for c in fast.vms.values()] == [list(c.items()) for c in plain.vms.values()]
+    assert (fast.free, fast.reserve, fast.new) == (plain.free, plain.reserve, plain.new)
+
+
+def test_ranks_of_grouped_values_equal_those_of_any_order() -> None:
+    values = [f"vm-{i // 3:04d}" for i in range(300)] + ["vm-0002", "a", "vm-9"]
+    for grouped in (False, True):
+        rank, codes = _ranks(values, grouped=grouped)
+        assert list(rank) == sorted(set(values))
+        assert codes.tolist() == [sorted(set(values)).index(v) for v in values]

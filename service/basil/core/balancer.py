@@ -69,9 +69,7 @@ from basil.errors import raise_if_problems
 # A move must lower f by more than floating-point noise to count as lowering it.
 _EPSILON = 1e-12
 # Fields read for every disk or unit of a round, each in one pass (C loops, no Python step per item).
-_id_of = attrgetter("id")
 _size_of = attrgetter("size_gb")
-_pinned_of = attrgetter("pinned")
 _flags_of = attrgetter("flags")
 
 
@@ -457,9 +455,11 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     models = resolve_models(snapshot, params)
     unit_columns = build_unit_columns(snapshot, models, params)
     units = unit_columns.units
-    state = PlacementState(snapshot, models, params)
+    state = PlacementState(
+        snapshot, models, params, disk_columns=(unit_columns.disk_datastores, unit_columns.disk_vms)
+    )
     budget = Budget(params.max_moves, params.max_gb)
-    sizes = dict(zip(map(_id_of, snapshot.disks), map(_size_of, snapshot.disks), strict=True))
+    sizes = dict(zip(unit_columns.disk_ids, map(_size_of, snapshot.disks), strict=True))
 
     by_pod = _units_by_pod(snapshot, units)
     demands = disk_demands(models, params.workload_model.constants)
@@ -512,7 +512,7 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
             )
     pinned = tuple(
         Pinned(u.vm, u.disks, u.datastore, code, u.pinned_reason)
-        for u in compress(units, map(is_not, map(_pinned_of, units), repeat(None)))
+        for u in compress(units, map(is_not, unit_columns.pinned, repeat(None)))
         if (code := u.pinned) is not None
     )
     flags = list(map(_flags_of, models.disks.values()))
