@@ -152,7 +152,7 @@ def build_unit_columns(snapshot: Snapshot, models: Models, params: BalancerParam
     disk_ids = list(map(_disk_id, disks))
     ids_g: list[tuple[str, ...]] = list(zip(head(disk_ids), strict=True))
     disk_models = models.disks
-    if len(disk_models) == len(disks) and all(map(is_, disk_models, map(_disk_id, disks))):
+    if len(disk_models) == len(disks) and all(map(is_, disk_models, disk_ids)):
         # The models in disk order (as resolve_models makes them): each group's first disk's by position.
         load_g = head(list(map(_load_of, disk_models.values())))
     else:
