@@ -21,7 +21,7 @@ from basil.core.constraints import (
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.predictive import disk_demands
-from basil.core.search import BestMoveSearch
+from basil.core.search import BestMoveSearch, pool_order
 from basil.core.snapshot import Snapshot
 from basil.core.workload_model import WorkloadParams
 
@@ -227,3 +227,17 @@ def test_ranks_of_grouped_values_equal_those_of_any_order() -> None:
         rank, codes = _ranks(values, grouped=grouped)
         assert list(rank) == sorted(set(values))
         assert codes.tolist() == [sorted(set(values)).index(v) for v in values]
+
+
+@pytest.mark.parametrize("d", [1, 7, 1_000, 40_000])
+def test_pool_order_equals_one_lexsort_by_datastore_key_and_rank(d: int) -> None:
+    rng = np.random.default_rng(d)
+    n = 3_000
+    keys = rng.choice([0.0, 1.5, 2.0, 7.25], n) if d < 1_000 else rng.lognormal(2.0, 1.0, n)  # ties
+    src = rng.integers(0, d, n)
+    rank = rng.permutation(n)
+    by_rank = np.argsort(rank)
+    movable = rng.random(n) < 0.9
+    ids = np.flatnonzero(movable)
+    expected = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
+    assert pool_order(by_rank, movable, keys, src, d).tolist() == expected.tolist()

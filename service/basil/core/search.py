@@ -215,6 +215,26 @@ def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
     return order
 
 
+def pool_order(
+    by_rank: npt.NDArray[np.int64],
+    movable: npt.NDArray[np.bool_],
+    keys: Array,
+    src: npt.NDArray[np.int64],
+    d: int,
+) -> npt.NDArray[np.int64]:
+    """The movable units sorted by datastore (*src*, below *d*), key and rank, as
+    ``np.lexsort((rank, keys, src))`` over them gives it (*by_rank*: every unit, in rank order; ranks
+    are unique, so the order is too): stable sorts of the units in rank order by key and then by
+    datastore (as 16-bit codes when they fit, which numpy sorts by radix)."""
+    ranked = by_rank[movable[by_rank]]
+    by_key = ranked[np.argsort(keys[ranked], kind="stable")]
+    codes = src[by_key]
+    order: npt.NDArray[np.int64] = by_key[
+        np.argsort(codes.astype(np.int16) if d <= 2**15 else codes, kind="stable")
+    ]
+    return order
+
+
 def _f_from_sums(total: float, squares: float, d: int) -> float:
     if total <= 0:
         return 0.0
@@ -454,11 +474,9 @@ class BestMoveSearch(PodRound):
         self.rank = rank.tolist()
         keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
         movable = np.array(list(map(is_, column["pinned"], repeat(None))), dtype=np.bool_)
-        ids = np.flatnonzero(movable)
         src = np.array(self.src, dtype=np.int64)
-        # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
-        # consecutive runs of that order.
-        order = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
+        # Each pool in (key, rank) order: the pools are consecutive runs of the pool order.
+        order = pool_order(by_preference, movable, keys, src, self.d)
         rows = list(zip(keys[order].tolist(), rank[order].tolist(), order.tolist(), strict=True))
         ends = np.cumsum(np.bincount(src[order], minlength=self.d)).tolist()
         return [rows[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
