@@ -1,6 +1,8 @@
 """The fourth pass over the 40,000-disk round (issue 11) gives what the code it replaces gives: the
 units' columns handed from ``build_unit_columns`` to the search hold the units' own fields, and a
-search built from them has the very sums, pools and moves of one that reads the units."""
+search built from them has the very sums, pools and moves of one that reads the units; the demands
+from the models' columns, the placement state from the disks' columns, the lowest N from a ranking,
+the pools' order and the units' grouping by stable sorts equal what they replace."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from basil.core.constraints import (
     _ranks,
     build_unit_columns,
     build_units,
+    lexsort_codes,
 )
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
@@ -241,3 +244,12 @@ def test_pool_order_equals_one_lexsort_by_datastore_key_and_rank(d: int) -> None
     ids = np.flatnonzero(movable)
     expected = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
     assert pool_order(by_rank, movable, keys, src, d).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("top", [1, 5, 30_000, 70_000])
+@pytest.mark.parametrize("keys", [1, 2, 3])
+def test_lexsort_of_codes_equals_numpys(top: int, keys: int) -> None:
+    rng = np.random.default_rng(top + keys)
+    columns = [rng.integers(0, top, 5_000) for _ in range(keys)]
+    assert lexsort_codes(columns).tolist() == np.lexsort(columns).tolist()
+    assert lexsort_codes([c[:0] for c in columns]).tolist() == []
