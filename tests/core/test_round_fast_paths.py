@@ -11,6 +11,8 @@ from itertools import chain
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from basil.core.constraints import (
     Budget,
@@ -24,7 +26,7 @@ from basil.core.constraints import (
 from basil.core.normalized_load import resolve_models
 from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.predictive import disk_demands
-from basil.core.search import BestMoveSearch, pool_order
+from basil.core.search import BestMoveSearch, Ranking, pool_order
 from basil.core.snapshot import Snapshot
 from basil.core.workload_model import WorkloadParams
 
@@ -178,6 +180,9 @@ def test_large_pod_targets_by_n_from_the_ranking_equal_the_partition(empty: int)
     assert number > 20
     assert search.by_n.rows == sorted((float(v), j) for j, v in enumerate(search.N))
     assert (ties > 0) == (empty == 60)  # 60 empty datastores tie across both cuts
+    # Datastores without movable units (the empty ones) are no sources: the masked −w is in use.
+    assert search.has_units == [bool(pool) for pool in search.movable]
+    assert (search.with_units < search.d) == (empty > 0)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -253,3 +258,18 @@ def test_lexsort_of_codes_equals_numpys(top: int, keys: int) -> None:
     columns = [rng.integers(0, top, 5_000) for _ in range(keys)]
     assert lexsort_codes(columns).tolist() == np.lexsort(columns).tolist()
     assert lexsort_codes([c[:0] for c in columns]).tolist() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5, 7.0]), min_size=1, max_size=30),
+    data=st.data(),
+)
+def test_largest_among_members_equals_a_ranking_of_the_members_alone(
+    values: list[float], data: st.DataObject
+) -> None:
+    member = data.draw(st.lists(st.booleans(), min_size=len(values), max_size=len(values)))
+    everyone = Ranking(values, range(len(values)))
+    alone = Ranking(values, [i for i, m in enumerate(member) if m])
+    for k in range(len(values) + 2):
+        assert everyone.largest_among(k, member) == alone.largest(k)

@@ -200,6 +200,19 @@ class Ranking:
     def smallest(self, k: int) -> list[int]:
         return [i for _, i in self.rows[:k]]
 
+    def largest_among(self, k: int, member: Sequence[bool]) -> list[int]:
+        """The *k* largest of those with *member* set, as :meth:`largest` of a ranking of them alone
+        gives them (read from the top down: few are skipped when most are members)."""
+        found: list[int] = []
+        if k > 0:
+            for _, i in reversed(self.rows):
+                if member[i]:
+                    found.append(i)
+                    if len(found) == k:
+                        break
+        found.reverse()
+        return found
+
     def largest(self, k: int) -> list[int]:
         """The *k* largest, as a set would hold them (of equal values, the higher index first)."""
         return [i for _, i in self.rows[max(len(self.rows) - k, 0) :]] if k > 0 else []
@@ -301,12 +314,14 @@ class BestMoveSearch(PodRound):
         self.pred.anchor(self.line, (sum(self.ua), sum(self.uwa)))
         self.line_max = self._line_limits()
         self.movable = self._movable_pools()
+        self.has_units = [bool(pool) for pool in self.movable]  # datastores with movable units
+        self.with_units = sum(self.has_units)
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: list[_Row] | None = None
-        # Large pods under normalized_load: N of the datastores with movable units ranked incrementally
-        # (the sources with the highest N; see _sources_targets_n), and N of all of them (the targets).
-        self.by_n_movable: Ranking | None = None
+        # Large pods under normalized_load: N of every datastore ranked incrementally (the sources with
+        # the highest N among those with movable units, the targets with the lowest; see
+        # _sources_targets_n).
         self.by_n: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
         # ΣL, P and N per datastore as Python floats too, for the reads and updates of one datastore at
@@ -315,7 +330,6 @@ class BestMoveSearch(PodRound):
         self.p_of: list[float] = self.P.tolist()
         self.n_of: list[float] = self.N.tolist()
         if not self.throughput and d > _FULL_PAIRS:
-            self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
             self.by_n = Ranking(self.N.tolist(), range(d))
         self._resum()
         self.f = self._exact_f()
@@ -357,8 +371,7 @@ class BestMoveSearch(PodRound):
         self.n_of[j] = n
         self.N[j] = n
         self._per[1, j] = n / p * 2.0
-        if self.by_n_movable is not None and self.by_n is not None:
-            self.by_n_movable.update(j, n)
+        if self.by_n is not None:
             self.by_n.update(j, n)
 
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
@@ -811,9 +824,9 @@ class BestMoveSearch(PodRound):
         """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
         one partition of every datastore fewer: the highest N among datastores with movable units read
         from an incremental ranking instead of a partition."""
-        if self.by_n_movable is None or self.by_n is None or _SOURCES * self.width >= self.d:
+        if self.by_n is None or _SOURCES * self.width >= self.d:
             return self._sources_targets(w, low_is_target=True)
-        count = len(self.by_n_movable.rows)
+        count = self.with_units
         if count == 0:
             return [], []
         k = min(_SOURCES * self.width, count)
@@ -823,7 +836,7 @@ class BestMoveSearch(PodRound):
         # the array is −w itself).
         low_w = -w if count == self.d else np.where(self.key_max > -np.inf, -w, np.inf)
         sources_w = np.argpartition(low_w, k - 1)[:k].tolist()
-        sources = sorted({*self.by_n_movable.largest(k), *sources_w})
+        sources = sorted({*self.by_n.largest_among(k, self.has_units), *sources_w})
         # The j + 1 lowest N: read from the ranking when they are the only j + 1 values that low (no
         # tie across the cut, so any partition gives the same set), else the partition's choice.
         rows = self.by_n.rows
@@ -1101,8 +1114,9 @@ class BestMoveSearch(PodRound):
         pool = self.movable[x]
         self.key_min[x] = pool[0][0] if pool else np.inf
         self.key_max[x] = pool[-1][0] if pool else -np.inf
-        if not pool and self.by_n_movable is not None:
-            self.by_n_movable.discard(x)
+        if not pool and self.has_units[x]:
+            self.has_units[x] = False
+            self.with_units -= 1
 
     def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
         u, x, v, y = choice.unit, choice.x, choice.other, choice.y
