@@ -273,3 +273,28 @@ def test_largest_among_members_equals_a_ranking_of_the_members_alone(
     alone = Ranking(values, [i for i, m in enumerate(member) if m])
     for k in range(len(values) + 2):
         assert everyone.largest_among(k, member) == alone.largest(k)
+
+
+def test_rows_read_from_the_pair_table_equal_each_pairs_own_fields() -> None:
+    snap = _open(random_snapshot(22, 2_400, 150))
+    params = BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD, imbalance_threshold=0.0, seed=4)
+    search, _ = _search(snap, params, columns=True)
+    for _ in range(5):
+        bounds = search._pair_bounds_n()
+        assert bounds is not None
+        gain, pairs = bounds
+        sources, targets, table = pairs
+        width = len(targets)
+        order = np.argsort(-gain.ravel(), kind="stable")[:60]
+        expected = [
+            (
+                float(gain[k // width, k % width]),
+                int(sources[k // width]),
+                int(targets[k % width]),
+                float(table[0, k // width, k % width]),  # the ideal amount
+                float(table[3, k // width, k % width]),  # the highest key
+            )
+            for k in order.tolist()
+        ]
+        assert search._rows(order, pairs) == expected
+        search.step(1)

@@ -167,8 +167,9 @@ class _Choice:
 
 # A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
 _Row = tuple[float, int, int, float, float]
-# A step's candidate pairs: sources, targets, and per pair (K × D) the ideal amount and highest key.
-_Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Array, Array]
+# A step's candidate pairs: sources, targets, and per pair (5 × K × D) the ideal amount, the two
+# ends of its range, the highest key and the bound's gain (one table, read by one gather per rows).
+_Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Array]
 
 
 class Ranking:
@@ -865,12 +866,14 @@ class BestMoveSearch(PodRound):
         alpha = qy - qx
         beta = i2x + i2y
         gamma = iy - ix
-        high = np.minimum(lmax, (nx - ny) * py)
+        # The per-pair table the step reads its rows from: amounts (ideal, lowest, highest), high, gain.
+        table = np.empty((5, len(sources), len(targets)), dtype=np.float64)
+        high = np.minimum(lmax, (nx - ny) * py, out=table[3])
         valid = high >= lmin
         valid[xs[:, None] == ys[None, :]] = False
         den = beta * (2.0 * total) - alpha * gamma
         # f² + 1 over d at the stationary point and both ends, in one array (amount[0] the point).
-        amount = np.empty((3, *den.shape), dtype=np.float64)
+        amount = table[:3]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             star = np.where(np.abs(den) > 1e-300, (gamma * (2.0 * squares) - alpha * total) / den, lmin)
             top = np.maximum(high, lmin)
@@ -892,25 +895,17 @@ class BestMoveSearch(PodRound):
             np.maximum(best, 0.0, out=best)
             bound = np.sqrt(best, out=best)
             valid &= np.isfinite(bound)
-            gain = np.subtract(self.f, bound, out=bound)
+            gain = np.subtract(self.f, bound, out=table[4])
         gain[~valid] = -np.inf
-        return gain, (xs, ys, amount[0], high)
+        return gain, (xs, ys, table)
 
     @staticmethod
-    def _rows(flat: Array, order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
+    def _rows(order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
         """The pairs at *order* of the flat bound array, as rows (bound, x, y, ideal amount, highest key)."""
-        sources, targets, star, high = pairs
+        sources, targets, table = pairs
         i, j = np.divmod(order, len(targets))
-        return list(
-            zip(
-                flat[order].tolist(),
-                sources[i].tolist(),
-                targets[j].tolist(),
-                star.ravel()[order].tolist(),
-                high.ravel()[order].tolist(),
-                strict=True,
-            )
-        )
+        star, _, _, high, bound = table.reshape(5, -1)[:, order].tolist()
+        return list(zip(bound, sources[i].tolist(), targets[j].tolist(), star, high, strict=True))
 
     def _best_move_n(self) -> _Choice | None:
         bounds = self._pair_bounds_n()
@@ -930,7 +925,7 @@ class BestMoveSearch(PodRound):
         while taken < positive:
             count = min(chunk, positive - taken)
             chunk = _PAIRS_AT_ONCE
-            rows[taken:] = self._rows(flat, _top(flat, taken + count)[taken:], pairs)
+            rows[taken:] = self._rows(_top(flat, taken + count)[taken:], pairs)
             for bound, x, y, ideal, high_key in rows[taken:]:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
                     if self.batch_size and best is not None:
@@ -957,7 +952,7 @@ class BestMoveSearch(PodRound):
         if above < len(rows) or above >= limit:
             return rows[: min(above, limit)]
         keep = min(int(np.count_nonzero(flat > floor)), limit)
-        return self._rows(flat, _top(flat, keep), pairs)
+        return self._rows(_top(flat, keep), pairs)
 
     def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
         """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
