@@ -168,7 +168,7 @@ class _Choice:
 # A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
 _Row = tuple[float, int, int, float, float]
 # A step's candidate pairs: sources, targets, and per pair (5 × K × D) the ideal amount, the two
-# ends of its range, the highest key and the bound's gain (one table, read by one gather per rows).
+# ends of its range, the highest key and the bound's gain (one table: rows are read by one gather).
 _Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Array]
 
 
@@ -347,7 +347,7 @@ class BestMoveSearch(PodRound):
     def _table(self) -> tuple[Array, Array, Array, Array]:
         """Per-datastore rows the pair bounds gather from: N, 2N/P, 1/P, 1/P², smallest and largest
         movable key, P; and N, key_min and key_max as views of their rows, so the updates of a move
-        keep the table current (2N/P is updated with N, by ``_set_n``)."""
+        keep the table current (2N/P is updated with N, by ``_set_s``)."""
         per: Array = np.empty((7, self.d), dtype=np.float64)
         per[2] = 1.0 / self.P
         per[3] = 1.0 / (self.P * self.P)
@@ -363,7 +363,7 @@ class BestMoveSearch(PodRound):
         return per, per[0], per[4], per[5]
 
     def _set_s(self, j: int, total: float) -> None:
-        """Datastore *j*'s ΣL is now *total* (after a move): its N, 2N/P and place in the rankings
+        """Datastore *j*'s ΣL is now *total* (after a move): its N, 2N/P and place in the ranking
         follow, each as the table's whole-row operations compute it (IEEE division and doubling)."""
         self.s_of[j] = total
         self.S[j] = total
