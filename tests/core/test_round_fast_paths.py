@@ -23,7 +23,7 @@ from basil.core.constraints import (
     build_units,
     lexsort_codes,
 )
-from basil.core.normalized_load import resolve_models
+from basil.core.normalized_load import mix_columns, resolve_models
 from basil.core.params import OBJECTIVE_AUTO, OBJECTIVE_NORMALIZED_LOAD, OBJECTIVE_THROUGHPUT, BalancerParams
 from basil.core.predictive import disk_demands
 from basil.core.search import BestMoveSearch, Ranking, pool_order
@@ -298,3 +298,18 @@ def test_rows_read_from_the_pair_table_equal_each_pairs_own_fields() -> None:
         ]
         assert search._rows(order, pairs) == expected
         search.step(1)
+
+
+def test_mix_columns_equal_the_array_of_each_workloads_parameters() -> None:
+    rng = np.random.default_rng(9)
+    workloads = [
+        WorkloadParams(oio=float(rng.lognormal(1.0, 1.0)), io_size_kb=8, read_pct=70.5, random_pct=100),
+        WorkloadParams(oio=0, io_size_kb=4.0, read_pct=0, random_pct=0.0),
+        WorkloadParams(oio=2**53 + 1, io_size_kb=1e300, read_pct=np.float32(33.3), random_pct=55.5),  # type: ignore[arg-type]
+        *(WorkloadParams(*(float(v) for v in rng.uniform(0.0, 100.0, 4))) for _ in range(200)),
+    ]
+    expected = np.array(
+        [(w.oio, w.io_size_kb, w.read_pct, w.random_pct) for w in workloads], dtype=np.float64
+    )
+    assert mix_columns(workloads).tobytes() == expected.tobytes()
+    assert mix_columns([]).shape == (0, 4)

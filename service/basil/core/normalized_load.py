@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, TypedDict
 
@@ -137,7 +137,7 @@ def _described_workloads(
     whether every numerator is a load (finite, not negative); and the parameters (a row per workload)
     and the numerators as arrays."""
     # The four parameters of every workload in one pass (one row each), as float64 columns.
-    mix = np.array(list(map(_mix_of, described)), dtype=np.float64).reshape(-1, 4)
+    mix = mix_columns(described)
     oio, io_size_kb, read_pct, random_pct = mix.T
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported later
         metric = load_metric_array(oio, io_size_kb, read_pct, random_pct, wparams.constants)
@@ -260,6 +260,15 @@ def _all_described(
     )
     # tuple.__new__ is what DiskLoad(...) calls, without its Python-level wrapper (one per disk).
     return dict(zip(ids, map(_new_tuple, repeat(DiskLoad, n), fields), strict=True))
+
+
+def mix_columns(workloads: Sequence[WorkloadParams]) -> npt.NDArray[np.float64]:
+    """The four parameters of *workloads*, a row each, as float64: read in one pass straight into the
+    array (``np.fromiter`` converts each value as ``np.array`` does, without a tuple per workload)."""
+    flat = np.fromiter(
+        chain.from_iterable(map(_mix_of, workloads)), dtype=np.float64, count=4 * len(workloads)
+    )
+    return flat.reshape(-1, 4)
 
 
 _new_tuple = tuple.__new__

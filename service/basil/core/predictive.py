@@ -84,7 +84,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from basil.core.normalized_load import MODEL_FITTED, MODEL_GIVEN, DiskLoad, Models
+from basil.core.normalized_load import MODEL_FITTED, MODEL_GIVEN, DiskLoad, Models, mix_columns
 from basil.core.workload_model import WorkloadConstants, WorkloadParams
 
 # The mix assumed for c_ref when no disk of the snapshot has a workload model: 8 KB, 70 % reads,
@@ -196,7 +196,6 @@ class DiskDemands(Mapping[str, DiskDemand]):
 _load_of = attrgetter("load")
 _workload_of = attrgetter("workload")
 _means_of = attrgetter("mean_oio", "mean_read_oio")
-_mix_of = attrgetter("oio", "io_size_kb", "read_pct", "random_pct")
 
 
 def _demand_inputs(models: Models, n: int) -> tuple[Array, npt.NDArray[np.bool_], Array, Array]:
@@ -216,7 +215,7 @@ def _demand_inputs(models: Models, n: int) -> tuple[Array, npt.NDArray[np.bool_]
         present = list(map(is_not, workloads, repeat(None)))
         has = np.array(present, dtype=np.bool_)
         described = list(compress(values, present))
-        mix = np.array(list(map(_mix_of, compress(workloads, present))), dtype=np.float64).reshape(-1, 4)
+        mix = mix_columns(list(compress(workloads, present)))
     if not any(map(ne, map(_means_of, described), repeat((None, None)))):
         # No disk with a workload has means (none was modelled from samples): its percentile
         # parameters, as the general case below computes them (the same operations, so the same floats).
