@@ -73,7 +73,7 @@ def _search(seed: int, disks: int, datastores: int) -> BestMoveSearch:
 
 def test_large_pod_sources_and_targets_equal_the_full_partitions_as_moves_apply() -> None:
     search = _search(11, 2_400, 150)
-    assert search.by_n_movable is not None  # a large pod: the ranking is in use
+    assert search.by_n is not None  # a large pod: the ranking is in use
     checked = 0
     number = 1
     for _ in range(60):
@@ -91,11 +91,12 @@ def test_large_pod_sources_and_targets_equal_the_full_partitions_as_moves_apply(
         number += len(search.step(number))
     assert number > 40  # moves applied between the checks (the ranking was updated)
     assert checked >= 80
-    # The movable ranking holds exactly the datastores that still have movable units, by N.
-    assert search.by_n_movable.rows == sorted(
-        (float(search.N[j]), j) for j in range(search.d) if search.movable[j]
-    )
-    assert np.array_equal(np.array(search.by_n_movable.value), search.N)
+    # The ranking holds every datastore, by N.
+    assert search.by_n.rows == sorted((float(search.N[j]), j) for j in range(search.d))
+    # The datastores that still have movable units, and their count, as the pools say.
+    assert search.has_units == [bool(pool) for pool in search.movable]
+    assert search.with_units == sum(search.has_units)
+    assert np.array_equal(np.array(search.by_n.value), search.N)
 
 
 def test_latency_iops_is_latency_and_iops_to_the_bit() -> None:

@@ -38,7 +38,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from basil.core.constraints import Budget, PlacementState, Unit, build_units
+from basil.core.constraints import Budget, PlacementState, Unit, build_unit_columns
 from basil.core.normalized_load import Models, imbalance, resolve_models
 from basil.core.params import (
     OBJECTIVE_AUTO,
@@ -69,9 +69,7 @@ from basil.errors import raise_if_problems
 # A move must lower f by more than floating-point noise to count as lowering it.
 _EPSILON = 1e-12
 # Fields read for every disk or unit of a round, each in one pass (C loops, no Python step per item).
-_id_of = attrgetter("id")
 _size_of = attrgetter("size_gb")
-_pinned_of = attrgetter("pinned")
 _flags_of = attrgetter("flags")
 
 
@@ -455,10 +453,13 @@ def _units_by_pod(snapshot: Snapshot, units: list[Unit]) -> dict[str, list[Unit]
 def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
     raise_if_problems([*params.validate(), *snapshot.validate()], "recommendation input")
     models = resolve_models(snapshot, params)
-    units = build_units(snapshot, models, params)
-    state = PlacementState(snapshot, models, params)
+    unit_columns = build_unit_columns(snapshot, models, params)
+    units = unit_columns.units
+    state = PlacementState(
+        snapshot, models, params, disk_columns=(unit_columns.disk_datastores, unit_columns.disk_vms)
+    )
     budget = Budget(params.max_moves, params.max_gb)
-    sizes = dict(zip(map(_id_of, snapshot.disks), map(_size_of, snapshot.disks), strict=True))
+    sizes = dict(zip(unit_columns.disk_ids, map(_size_of, snapshot.disks), strict=True))
 
     by_pod = _units_by_pod(snapshot, units)
     demands = disk_demands(models, params.workload_model.constants)
@@ -483,7 +484,9 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
             balancers.append(_PodBalancer(**common))
         else:
             guard = params.objective == OBJECTIVE_AUTO
-            balancers.append(BestMoveSearch(**common, demands=demands, guard=guard))
+            balancers.append(
+                BestMoveSearch(**common, demands=demands, guard=guard, unit_columns=unit_columns)
+            )
 
     moves: list[Move] = []
     while True:
@@ -509,7 +512,7 @@ def _recommend(snapshot: Snapshot, params: BalancerParams) -> Plan:
             )
     pinned = tuple(
         Pinned(u.vm, u.disks, u.datastore, code, u.pinned_reason)
-        for u in compress(units, map(is_not, map(_pinned_of, units), repeat(None)))
+        for u in compress(units, map(is_not, unit_columns.pinned, repeat(None)))
         if (code := u.pinned) is not None
     )
     flags = list(map(_flags_of, models.disks.values()))

@@ -103,8 +103,34 @@ def conflict_index(anti_affinity: Iterable[frozenset[str]]) -> dict[str, frozens
     return {vm: frozenset(others - {vm}) for vm, others in found.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class UnitColumns:
+    """:func:`build_units`' units with the columns they were built from, so a round reads their
+    fields for all units without a pass over 40,000 named tuples: each column holds the very values
+    of the units' fields, in unit order. Read-only: nothing may change the units or the columns."""
+
+    units: list[Unit]
+    datastore: list[str]
+    disks: list[tuple[str, ...]]
+    load: list[float]
+    size_gb: list[float]
+    iops: list[float | None]
+    pinned: list[str | None]
+    disk_counts: npt.NDArray[np.int64]  # len(disks) of each unit
+    disk_ids: list[str]  # the snapshot's disk ids, in snapshot order
+    disk_datastores: list[str]  # and their datastores and VMs
+    disk_vms: list[str]
+    # Where each of the units' disks (in unit order, each unit's in its order) is in the snapshot.
+    disk_positions: npt.NDArray[np.int64]
+
+
 def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> list[Unit]:
-    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id).
+    """Group the snapshot's disks into units, in a stable order (datastore, VM, first disk id)."""
+    return build_unit_columns(snapshot, models, params).units
+
+
+def build_unit_columns(snapshot: Snapshot, models: Models, params: BalancerParams) -> UnitColumns:
+    """:func:`build_units` with the units' columns.
 
     The grouping is one sort of every disk's (datastore, VM, disk id of a splittable VM's disk or "")
     key, made as a lexsort of their ranks (numpy; no Python step per comparison); a unit of one disk
@@ -112,19 +138,21 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     only units of several disks and pinned units are worked out one by one."""
     disks = snapshot.disks
     if not disks:
-        return []
+        none = np.empty(0, dtype=np.int64)
+        return UnitColumns([], [], [], [], [], [], [], none, [], [], [], none)
     rules = snapshot.rules
     ds_col = list(map(_datastore_of, disks))
     vm_col = list(map(_vm_of, disks))
-    (vm_rank, vm_codes), (ds_rank, ds_codes) = _ranks(vm_col), _ranks(ds_col)
+    (vm_rank, vm_codes), (ds_rank, ds_codes) = _ranks(vm_col, grouped=True), _ranks(ds_col)
     order, starts, sizes = _group(disks, vm_codes, ds_codes, _codes_of(vm_rank, rules.splittable_vms))
     head = _items(order[starts].tolist())  # each group's first disk in input order
     ds_g = head(ds_col)
     vm_g = head(vm_col)
     count = len(ds_g)
-    ids_g: list[tuple[str, ...]] = list(zip(head(list(map(_disk_id, disks))), strict=True))
+    disk_ids = list(map(_disk_id, disks))
+    ids_g: list[tuple[str, ...]] = list(zip(head(disk_ids), strict=True))
     disk_models = models.disks
-    if len(disk_models) == len(disks) and all(map(is_, disk_models, map(_disk_id, disks))):
+    if len(disk_models) == len(disks) and all(map(is_, disk_models, disk_ids)):
         # The models in disk order (as resolve_models makes them): each group's first disk's by position.
         load_g = head(list(map(_load_of, disk_models.values())))
     else:
@@ -135,9 +163,12 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
     iops_g = head(list(map(_iops_of, disks)))
     # Groups of several disks, and those holding a disk with last_moved (for the ping-pong window).
     members_of: dict[int, list[Disk]] = {}
+    positions = order.copy()  # the units' disks in unit order: a group's in id order
     for g in np.flatnonzero(sizes > 1).tolist():
-        start = int(starts[g])
-        members = sorted((disks[i] for i in order[start : start + int(sizes[g])].tolist()), key=_disk_id)
+        start, end = int(starts[g]), int(starts[g] + sizes[g])
+        at = sorted(order[start:end].tolist(), key=disk_ids.__getitem__)  # stable: as sorting the disks
+        positions[start:end] = at
+        members = [disks[i] for i in at]
         members_of[g] = members
         ids_g[g], load_g[g], size_g[g], hosts_g[g], iops_g[g] = _group_sums(members, disk_models)
     moved: list[int] = []
@@ -173,7 +204,21 @@ def build_units(snapshot: Snapshot, models: Models, params: BalancerParams) -> l
         strict=True,
     )
     # tuple.__new__ is what Unit(...) calls, without its Python-level wrapper (40,000 times).
-    return list(map(_new_tuple, repeat(Unit, count), fields))
+    units = list(map(_new_tuple, repeat(Unit, count), fields))
+    return UnitColumns(
+        units,
+        ds_g,
+        ids_g,
+        load_g,
+        size_g,
+        iops_g,
+        pinned_g,
+        sizes.astype(np.int64),
+        disk_ids,
+        ds_col,
+        vm_col,
+        positions,
+    )
 
 
 def _group(
@@ -194,7 +239,7 @@ def _group(
             id_codes[at] = _ranks(list(map(_disk_id, _items(at)(disks))))[1] + 1
         columns.insert(0, id_codes)
     # One stable sort of every key: lexsort's last column is the primary one.
-    order: npt.NDArray[np.int64] = np.lexsort(columns)
+    order = lexsort_codes(columns)
     # Groups start where any part of the key changes along that order.
     change = np.zeros(max(len(order) - 1, 0), dtype=np.bool_)
     for codes in columns:
@@ -204,9 +249,23 @@ def _group(
     return order, starts, np.diff(starts, append=len(order))
 
 
-def _ranks(values: list[str]) -> tuple[dict[str, int], npt.NDArray[np.int64]]:
-    """Each distinct value's rank among them in Python's string order, and each value's rank."""
-    distinct = sorted(set(values))
+def lexsort_codes(columns: Sequence[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+    """``np.lexsort(columns)`` for columns of codes from 0 (ranks): the same stable sort by the last
+    column, then the one before, and so on, made as one stable sort per column from the first, each
+    of 16-bit codes when they fit (numpy sorts those by radix, in linear time)."""
+    order = np.arange(len(columns[0]) if columns else 0, dtype=np.int64)
+    for codes in columns:
+        picked = codes[order]
+        small = picked.size == 0 or (int(picked.min()) >= 0 and int(picked.max()) < 2**15)
+        order = order[np.argsort(picked.astype(np.int16) if small else picked, kind="stable")]
+    return order
+
+
+def _ranks(values: list[str], *, grouped: bool = False) -> tuple[dict[str, int], npt.NDArray[np.int64]]:
+    """Each distinct value's rank among them in Python's string order, and each value's rank.
+    *grouped*: the values likely come in runs, in order (a VM's disks listed together): their
+    distinct values in first-seen order are then (nearly) sorted, which a sort goes through in one pass."""
+    distinct = sorted(dict.fromkeys(values) if grouped else set(values))
     rank = dict(zip(distinct, range(len(distinct)), strict=True))
     return rank, np.fromiter(map(rank.__getitem__, values), dtype=np.int64, count=len(values))
 
@@ -338,7 +397,16 @@ class Budget:
 class PlacementState:
     """Free space and VMs per datastore as moves are planned, and the hard-constraint checks on them."""
 
-    def __init__(self, snapshot: Snapshot, models: Models, params: BalancerParams) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        models: Models,
+        params: BalancerParams,
+        *,
+        disk_columns: tuple[Sequence[str], Sequence[str]] | None = None,
+    ) -> None:
+        """*disk_columns*: the datastore and the VM of every disk of *snapshot*, in its order, when
+        already read (``UnitColumns.disk_datastores`` and ``disk_vms``)."""
         self.datastores: dict[str, Datastore] = {ds.name: ds for ds in snapshot.datastores}
         self.free: dict[str, float] = {ds.name: ds.free_gb for ds in snapshot.datastores}
         self.reserve: dict[str, float] = {
@@ -347,8 +415,12 @@ class PlacementState:
         self.new: set[str] = {name for name, m in models.datastores.items() if m.new}
         self.received: Counter[str] = Counter()
         vms_on: dict[str, list[str]] = {ds.name: [] for ds in snapshot.datastores}
-        for disk in snapshot.disks:
-            vms_on[disk.datastore].append(disk.vm)
+        if disk_columns is None:
+            for disk in snapshot.disks:
+                vms_on[disk.datastore].append(disk.vm)
+        else:
+            for datastore, vm in zip(*disk_columns, strict=True):
+                vms_on[datastore].append(vm)
         # Counted by Counter's own loop (C), in disk order as increments one by one would.
         self.vms: dict[str, Counter[str]] = {name: Counter(vms) for name, vms in vms_on.items()}
         self.headroom_pct = params.space_headroom_pct

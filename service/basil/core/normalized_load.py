@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import repeat
+from dataclasses import dataclass, field
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from basil.core.device_model import DeviceFit, device_prior, fit_device_model, settle_performance
 from basil.core.params import BalancerParams
@@ -101,6 +102,19 @@ class Models:
     datastores: Mapping[str, DatastoreModel]
     disks: Mapping[str, DiskLoad]
     stand_in: Mapping[str, float]
+    # When every disk is known by its workload model alone (the models built at once): their eq. 1
+    # inputs and L as columns, so the round's later passes need not read 40,000 models again.
+    columns: WorkloadColumns | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadColumns:
+    """The disks' workload parameters and L, one row per disk of *disks* in its order (every disk
+    known by its workload model alone: no given L, no samples, no means)."""
+
+    disks: Mapping[str, DiskLoad]  # the models these columns are of (the very mapping)
+    mix: npt.NDArray[np.float64]  # disks × 4: oio, io_size_kb, read_pct, random_pct
+    loads: npt.NDArray[np.float64]  # L (BASIL eq. 1's numerator)
 
 
 def imbalance(normalized_loads: Sequence[float] | np.ndarray) -> float:
@@ -116,15 +130,15 @@ def imbalance(normalized_loads: Sequence[float] | np.ndarray) -> float:
 
 def _described_workloads(
     described: Sequence[WorkloadParams], wparams: WorkloadModelParams
-) -> tuple[list[float], list[int], bool]:
+) -> tuple[list[float], list[int], bool, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """For the disks known by their workload model (*described*, in disk order): BASIL eq. 1's
     numerator (numpy, in load_metric's order of operations: the same floats), the four comparisons
     that decide their flags and class as a code 0-15 (``resolve_models``' memo key), all at once; and
-    whether every numerator is a load (finite, not negative)."""
+    whether every numerator is a load (finite, not negative); and the parameters (a row per workload)
+    and the numerators as arrays."""
     # The four parameters of every workload in one pass (one row each), as float64 columns.
-    oio, io_size_kb, read_pct, random_pct = (
-        np.array(list(map(_mix_of, described)), dtype=np.float64).reshape(-1, 4).T
-    )
+    mix = mix_columns(described)
+    oio, io_size_kb, read_pct, random_pct = mix.T
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf or nan, reported later
         metric = load_metric_array(oio, io_size_kb, read_pct, random_pct, wparams.constants)
         valid = bool((np.isfinite(metric) & (metric >= 0)).all())
@@ -135,7 +149,7 @@ def _described_workloads(
         + (random_pct <= wparams.sequential_class_random_pct) * 2
         + (read_pct <= wparams.write_heavy_read_pct)
     ).tolist()
-    return loads, codes, valid
+    return loads, codes, valid, mix, metric
 
 
 def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
@@ -161,9 +175,10 @@ def resolve_models(snapshot: Snapshot, params: BalancerParams) -> Models:
 
     described = [d.workload for d in snapshot.disks if d.load is None and d.workload is not None]
     computed = _described_workloads(described, wparams)
-    every = _all_described(snapshot, described, computed, flags_and_class)
+    every = _all_described(snapshot, described, computed[:3], flags_and_class)
     if every is not None:
-        return Models(disks=every, **_datastore_models(snapshot, params))
+        columns = WorkloadColumns(every, computed[3], computed[4])
+        return Models(disks=every, **_datastore_models(snapshot, params), columns=columns)
     workload_loads, workload_codes = iter(computed[0]), iter(computed[1])
     by_code: dict[int, tuple[tuple[str, ...], WorkloadClass]] = {}
     for i, disk in enumerate(snapshot.disks):
@@ -245,6 +260,15 @@ def _all_described(
     )
     # tuple.__new__ is what DiskLoad(...) calls, without its Python-level wrapper (one per disk).
     return dict(zip(ids, map(_new_tuple, repeat(DiskLoad, n), fields), strict=True))
+
+
+def mix_columns(workloads: Sequence[WorkloadParams]) -> npt.NDArray[np.float64]:
+    """The four parameters of *workloads*, a row each, as float64: read in one pass straight into the
+    array (``np.fromiter`` converts each value as ``np.array`` does, without a tuple per workload)."""
+    flat = np.fromiter(
+        chain.from_iterable(map(_mix_of, workloads)), dtype=np.float64, count=4 * len(workloads)
+    )
+    return flat.reshape(-1, 4)
 
 
 _new_tuple = tuple.__new__

@@ -84,7 +84,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from basil.core.normalized_load import MODEL_FITTED, MODEL_GIVEN, Models
+from basil.core.normalized_load import MODEL_FITTED, MODEL_GIVEN, DiskLoad, Models, mix_columns
 from basil.core.workload_model import WorkloadConstants, WorkloadParams
 
 # The mix assumed for c_ref when no disk of the snapshot has a workload model: 8 KB, 70 % reads,
@@ -163,6 +163,7 @@ class DiskDemands(Mapping[str, DiskDemand]):
     FLOAT_FIELDS = ("oio", "a", "b", "line_oio", "wa", "wb")
 
     def __init__(self, ids: Sequence[str], table: Array, sequential: npt.NDArray[np.bool_]) -> None:
+        self.ids = ids
         self.index = dict(zip(ids, range(len(ids)), strict=True))
         self.table = table  # len(FLOAT_FIELDS) × disks
         self.sequential = sequential
@@ -180,6 +181,11 @@ class DiskDemands(Mapping[str, DiskDemand]):
     def __len__(self) -> int:
         return len(self.index)
 
+    def in_order(self, ids: Sequence[str]) -> bool:
+        """Whether the table's columns are the disks *ids*, in that order, each once (then the
+        demand of the disk at position i of *ids* is column i)."""
+        return len(self.index) == len(self.ids) and self.ids == ids
+
     def columns(self, disks: Sequence[str]) -> Array:
         """The float fields of *disks*' demands (rows in ``FLOAT_FIELDS`` order, a column per disk)."""
         rows: Array = self.table[:, list(map(self.index.__getitem__, disks))]
@@ -190,25 +196,26 @@ class DiskDemands(Mapping[str, DiskDemand]):
 _load_of = attrgetter("load")
 _workload_of = attrgetter("workload")
 _means_of = attrgetter("mean_oio", "mean_read_oio")
-_mix_of = attrgetter("oio", "io_size_kb", "read_pct", "random_pct")
 
 
-def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
-    """Every disk's demand, from its workload model when it has one, else from its L.
-
-    Means where the window gave them (see the module docstring, "Which statistic"): ``o_i`` is the
-    mean OIO and the disk's place on the device line its mean outstanding reads (or, without a read
-    counter, its mean OIO times its read share); a disk known only by its percentile parameters
-    uses them."""
-    ids = list(models.disks)
-    values = list(models.disks.values())
-    n = len(ids)
-    loads = np.fromiter(map(_load_of, values), dtype=np.float64, count=n)
-    workloads = list(map(_workload_of, values))
-    present = list(map(is_not, workloads, repeat(None)))
-    has = np.array(present, dtype=np.bool_)
-    described = list(compress(values, present))
-    mix = np.array(list(map(_mix_of, compress(workloads, present))), dtype=np.float64).reshape(-1, 4)
+def _demand_inputs(models: Models, n: int) -> tuple[Array, npt.NDArray[np.bool_], Array, Array]:
+    """Per disk of *models* (*n* of them): L, whether it has a workload model, and for those that do
+    (one row each) the four workload parameters and the two means (OIO, outstanding reads)."""
+    columns = models.columns
+    if columns is not None and columns.disks is models.disks and len(columns.loads) == n:
+        # Every disk known by its workload model alone, its parameters and L already as columns (the
+        # same values as read below: the same workload objects, in the same order; no means).
+        loads, mix = columns.loads, columns.mix
+        has = np.ones(n, dtype=np.bool_)
+        described: list[DiskLoad] = []
+    else:
+        values = list(models.disks.values())
+        loads = np.fromiter(map(_load_of, values), dtype=np.float64, count=n)
+        workloads = list(map(_workload_of, values))
+        present = list(map(is_not, workloads, repeat(None)))
+        has = np.array(present, dtype=np.bool_)
+        described = list(compress(values, present))
+        mix = mix_columns(list(compress(workloads, present)))
     if not any(map(ne, map(_means_of, described), repeat((None, None)))):
         # No disk with a workload has means (none was modelled from samples): its percentile
         # parameters, as the general case below computes them (the same operations, so the same floats).
@@ -229,6 +236,19 @@ def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
             ],
             dtype=np.float64,
         ).reshape(-1, 2)
+    return loads, has, mix, means
+
+
+def disk_demands(models: Models, constants: WorkloadConstants) -> DiskDemands:
+    """Every disk's demand, from its workload model when it has one, else from its L.
+
+    Means where the window gave them (see the module docstring, "Which statistic"): ``o_i`` is the
+    mean OIO and the disk's place on the device line its mean outstanding reads (or, without a read
+    counter, its mean OIO times its read share); a disk known only by its percentile parameters
+    uses them."""
+    ids = list(models.disks)
+    n = len(ids)
+    loads, has, mix, means = _demand_inputs(models, n)
     k2, k3, k4 = constants.k2, constants.k3, constants.k4
     # eq. 1's mix cost per disk with a workload model, in _mix_cost's order of operations.
     with np.errstate(over="ignore", invalid="ignore"):  # as Python floats: inf, no warning

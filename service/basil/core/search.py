@@ -51,7 +51,7 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from basil.core.constraints import Budget, PlacementState, Unit
+from basil.core.constraints import Budget, PlacementState, Unit, UnitColumns
 from basil.core.normalized_load import Models, imbalance
 from basil.core.params import (
     OBJECTIVE_AUTO,
@@ -167,8 +167,9 @@ class _Choice:
 
 # A step's pairs in bound order: (bound, x, y, ideal amount, highest key).
 _Row = tuple[float, int, int, float, float]
-# A step's candidate pairs: sources, targets, and per pair (K × D) the ideal amount and highest key.
-_Pairs = tuple[list[int], list[int], Array, Array]
+# A step's candidate pairs: sources, targets, and per pair (5 × K × D) the ideal amount, the two
+# ends of its range, the highest key and the bound's gain (one table: rows are read by one gather).
+_Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Array]
 
 
 class Ranking:
@@ -200,6 +201,19 @@ class Ranking:
     def smallest(self, k: int) -> list[int]:
         return [i for _, i in self.rows[:k]]
 
+    def largest_among(self, k: int, member: Sequence[bool]) -> list[int]:
+        """The *k* largest of those with *member* set, as :meth:`largest` of a ranking of them alone
+        gives them (read from the top down: few are skipped when most are members)."""
+        found: list[int] = []
+        if k > 0:
+            for _, i in reversed(self.rows):
+                if member[i]:
+                    found.append(i)
+                    if len(found) == k:
+                        break
+        found.reverse()
+        return found
+
     def largest(self, k: int) -> list[int]:
         """The *k* largest, as a set would hold them (of equal values, the higher index first)."""
         return [i for _, i in self.rows[max(len(self.rows) - k, 0) :]] if k > 0 else []
@@ -212,6 +226,26 @@ def _top(values: Array, count: int) -> npt.NDArray[np.int64]:
     whole = count >= values.size
     picked = np.arange(values.size) if whole else np.argpartition(-values, count - 1)[:count]
     order: npt.NDArray[np.int64] = picked[np.lexsort((picked, -values[picked]))]
+    return order
+
+
+def pool_order(
+    by_rank: npt.NDArray[np.int64],
+    movable: npt.NDArray[np.bool_],
+    keys: Array,
+    src: npt.NDArray[np.int64],
+    d: int,
+) -> npt.NDArray[np.int64]:
+    """The movable units sorted by datastore (*src*, below *d*), key and rank, as
+    ``np.lexsort((rank, keys, src))`` over them gives it (*by_rank*: every unit, in rank order; ranks
+    are unique, so the order is too): stable sorts of the units in rank order by key and then by
+    datastore (as 16-bit codes when they fit, which numpy sorts by radix)."""
+    ranked = by_rank[movable[by_rank]]
+    by_key = ranked[np.argsort(keys[ranked], kind="stable")]
+    codes = src[by_key]
+    order: npt.NDArray[np.int64] = by_key[
+        np.argsort(codes.astype(np.int16) if d <= 2**15 else codes, kind="stable")
+    ]
     return order
 
 
@@ -240,6 +274,7 @@ class BestMoveSearch(PodRound):
         disk_sizes: Mapping[str, float],
         demands: Mapping[str, DiskDemand],
         guard: bool = False,
+        unit_columns: UnitColumns | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -273,20 +308,30 @@ class BestMoveSearch(PodRound):
         self.ul: list[float] = []
         self.uwa: list[float] = []  # write parts of ua and ub (see predictive, "Writes per device kind")
         self.uwb: list[float] = []
-        self._load_units(units)
+        self._load_units(
+            units, unit_columns if unit_columns is not None and unit_columns.units is units else None
+        )
         self.line = self._line_oio()
         self.pred.anchor(self.line, (sum(self.ua), sum(self.uwa)))
         self.line_max = self._line_limits()
         self.movable = self._movable_pools()
+        self.has_units = [bool(pool) for pool in self.movable]  # datastores with movable units
+        self.with_units = sum(self.has_units)
         self.batch_size = d // _BATCH_PER if d > _FULL_PAIRS else 0
         self.width = 1  # multiplies _SOURCES and _TARGETS (see _widen)
         self.runners_up: list[_Row] | None = None
-        # Large pods under normalized_load: N of the datastores with movable units ranked incrementally
-        # (the sources with the highest N; see _sources_targets_n).
-        self.by_n_movable: Ranking | None = None
+        # Large pods under normalized_load: N of every datastore ranked incrementally (the sources with
+        # the highest N among those with movable units, the targets with the lowest; see
+        # _sources_targets_n).
+        self.by_n: Ranking | None = None
         self._per, self.N, self.key_min, self.key_max = self._table()
+        # ΣL, P and N per datastore as Python floats too, for the reads and updates of one datastore at
+        # a time (a Python float's arithmetic is the same IEEE double arithmetic as numpy's).
+        self.s_of: list[float] = self.S.tolist()
+        self.p_of: list[float] = self.P.tolist()
+        self.n_of: list[float] = self.N.tolist()
         if not self.throughput and d > _FULL_PAIRS:
-            self.by_n_movable = Ranking(self.N.tolist(), [j for j in range(d) if self.movable[j]])
+            self.by_n = Ranking(self.N.tolist(), range(d))
         self._resum()
         self.f = self._exact_f()
         self.cap, self.unit_cap = self._fairness_caps()
@@ -300,9 +345,9 @@ class BestMoveSearch(PodRound):
         self.finish_if_too_few()
 
     def _table(self) -> tuple[Array, Array, Array, Array]:
-        """Per-datastore rows the pair bounds gather from: N, 2N/P (refreshed per step), 1/P, 1/P²,
-        smallest and largest movable key, P; and N, key_min and key_max as views of their rows, so
-        the updates of a move keep the table current."""
+        """Per-datastore rows the pair bounds gather from: N, 2N/P, 1/P, 1/P², smallest and largest
+        movable key, P; and N, key_min and key_max as views of their rows, so the updates of a move
+        keep the table current (2N/P is updated with N, by ``_set_s``)."""
         per: Array = np.empty((7, self.d), dtype=np.float64)
         per[2] = 1.0 / self.P
         per[3] = 1.0 / (self.P * self.P)
@@ -313,7 +358,22 @@ class BestMoveSearch(PodRound):
         for j in range(self.d):
             self._bounds(j)
         np.divide(self.S, self.P, out=per[0])
+        np.divide(per[0], self.P, out=per[1])
+        per[1] *= 2.0
         return per, per[0], per[4], per[5]
+
+    def _set_s(self, j: int, total: float) -> None:
+        """Datastore *j*'s ΣL is now *total* (after a move): its N, 2N/P and place in the ranking
+        follow, each as the table's whole-row operations compute it (IEEE division and doubling)."""
+        self.s_of[j] = total
+        self.S[j] = total
+        p = self.p_of[j]
+        n = total / p
+        self.n_of[j] = n
+        self.N[j] = n
+        self._per[1, j] = n / p * 2.0
+        if self.by_n is not None:
+            self.by_n.update(j, n)
 
     def _fairness_caps(self) -> tuple[list[float], list[float]]:
         """Each datastore's cap on its predicted latency (the lowest allowance of any disk that is or
@@ -325,30 +385,40 @@ class BestMoveSearch(PodRound):
         caps = [fair[j] if self.pred.count[j] > 0 else math.inf for j in range(self.d)]
         return caps, [fair[self.src[u]] for u in range(len(self.units))]
 
-    def _load_units(self, units: Sequence[Unit]) -> None:
-        """This pod's units (movable or not), with their sums for both models.
+    def _load_units(self, units: Sequence[Unit], given: UnitColumns | None) -> None:
+        """This pod's units (movable or not), with their sums for both models; *given*: the columns
+        *units* were built from (``build_unit_columns``), or None to read them from the units.
 
         A unit's sums are its disks' demands added in disk order from 0.0 (as ``unit_sums`` adds
         them), here as bincounts over every disk of the pod, which add in input order the same way."""
-        where = list(map(self.position.get, map(_datastore_of, units)))
+        where = list(map(self.position.get, given.datastore if given else map(_datastore_of, units)))
         if None in where:  # units on datastores outside this pod's balance (in maintenance)
             self.units = [u for u, i in zip(units, where, strict=True) if i is not None]
             self.src = [i for i in where if i is not None]
+            given = None
         else:
             self.units = list(units)
             self.src = cast("list[int]", where)
         n = len(self.units)
-        # The units' fields the search reads for all of them, as columns (a C loop each).
-        self.unit_columns = {f: list(map(attrgetter(f), self.units)) for f in _UNIT_COLUMNS}
+        # The units' fields the search reads for all of them, as columns (a C loop each, or as given).
+        if given is not None:
+            self.unit_columns = {f: getattr(given, f) for f in _UNIT_COLUMNS if f != "disks"}
+            self.unit_columns["disks"] = given.disks
+            counts = given.disk_counts
+        else:
+            self.unit_columns = {f: list(map(attrgetter(f), self.units)) for f in _UNIT_COLUMNS}
+            counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         self.unit_load = np.array(self.unit_columns["load"], dtype=np.float64)
-        counts = np.fromiter(map(len, self.unit_columns["disks"]), dtype=np.int64, count=n)
         if n:
             owner = np.repeat(np.arange(n, dtype=np.int64), counts)
-            disks = list(chain.from_iterable(self.unit_columns["disks"]))
-            if isinstance(self.demands, DiskDemands):
-                table = self.demands.columns(disks)
+            demands = self.demands
+            if given is not None and isinstance(demands, DiskDemands) and demands.in_order(given.disk_ids):
+                # The demands' table is in the snapshot's disk order: the units' disks by position.
+                table = demands.table[:, given.disk_positions]
+            elif isinstance(demands, DiskDemands):
+                table = demands.columns(list(chain.from_iterable(self.unit_columns["disks"])))
             else:
-                rows = [self.demands[disk] for disk in disks]
+                rows = [demands[disk] for disk in chain.from_iterable(self.unit_columns["disks"])]
                 table = np.array([[getattr(r, f) for r in rows] for f in DiskDemands.FLOAT_FIELDS])
             fields = DiskDemands.FLOAT_FIELDS
 
@@ -418,11 +488,9 @@ class BestMoveSearch(PodRound):
         self.rank = rank.tolist()
         keys = np.array(self.uo, dtype=np.float64) if self.throughput else load
         movable = np.array(list(map(is_, column["pinned"], repeat(None))), dtype=np.bool_)
-        ids = np.flatnonzero(movable)
         src = np.array(self.src, dtype=np.int64)
-        # Each pool in (key, rank) order: one lexsort by datastore, key, rank; the pools are then
-        # consecutive runs of that order.
-        order = ids[np.lexsort((rank[ids], keys[ids], src[ids]))]
+        # Each pool in (key, rank) order: the pools are consecutive runs of the pool order.
+        order = pool_order(by_preference, movable, keys, src, self.d)
         rows = list(zip(keys[order].tolist(), rank[order].tolist(), order.tolist(), strict=True))
         ends = np.cumsum(np.bincount(src[order], minlength=self.d)).tolist()
         return [rows[start:end] for start, end in zip([0, *ends][:-1], ends, strict=True)]
@@ -438,7 +506,7 @@ class BestMoveSearch(PodRound):
         return imbalance(self.N) if f < 1e-3 else f
 
     def _resum(self) -> None:
-        self.total = float(self.N.sum())
+        self.total = float(np.add.reduce(self.N))  # N.sum() without its Python-level wrapper
         self.squares = float(np.dot(self.N, self.N))
 
     def pod_state(self) -> PodState:
@@ -576,9 +644,9 @@ class BestMoveSearch(PodRound):
     def _n_gain(self, x: int, y: int, amount: float) -> float | None:
         """Fall of f when load *amount* goes from x to y (negative amount: from y to x); None when
         the target would end at or above the source's N before the move."""
-        nx_old, ny_old = float(self.N[x]), float(self.N[y])
-        nx = (float(self.S[x]) - amount) / float(self.P[x])
-        ny = (float(self.S[y]) + amount) / float(self.P[y])
+        nx_old, ny_old = self.n_of[x], self.n_of[y]
+        nx = (self.s_of[x] - amount) / self.p_of[x]
+        ny = (self.s_of[y] + amount) / self.p_of[y]
         if amount > 0 and ny >= nx_old:
             return None
         if amount < 0 and nx >= ny_old:
@@ -757,21 +825,27 @@ class BestMoveSearch(PodRound):
         """:meth:`_sources_targets` for normalized_load (score *w*, low is target), the same sets with
         one partition of every datastore fewer: the highest N among datastores with movable units read
         from an incremental ranking instead of a partition."""
-        if self.by_n_movable is None or _SOURCES * self.width >= self.d:
+        if self.by_n is None or _SOURCES * self.width >= self.d:
             return self._sources_targets(w, low_is_target=True)
-        count = len(self.by_n_movable.rows)
+        count = self.with_units
         if count == 0:
             return [], []
         k = min(_SOURCES * self.width, count)
         j = min(_TARGETS * self.width, self.d - 1)
         # The highest w among datastores with movable units: the very partition _sources_targets makes
-        # (the same array, so the same choice among ties).
-        has = self.key_max > -np.inf
-        sources_w = np.argpartition(np.where(has, -w, np.inf), k - 1)[:k].tolist()
-        sources = sorted({*self.by_n_movable.largest(k), *sources_w})
-        targets = sorted(
-            {*np.argpartition(self.N, j)[: j + 1].tolist(), *np.argpartition(w, j)[: j + 1].tolist()}
-        )
+        # (the same array, so the same choice among ties; while every datastore has movable units,
+        # the array is −w itself).
+        low_w = -w if count == self.d else np.where(self.key_max > -np.inf, -w, np.inf)
+        sources_w = np.argpartition(low_w, k - 1)[:k].tolist()
+        sources = sorted({*self.by_n.largest_among(k, self.has_units), *sources_w})
+        # The j + 1 lowest N: read from the ranking when they are the only j + 1 values that low (no
+        # tie across the cut, so any partition gives the same set), else the partition's choice.
+        rows = self.by_n.rows
+        if j + 1 >= len(rows) or rows[j][0] < rows[j + 1][0]:
+            low_n = self.by_n.smallest(j + 1)
+        else:
+            low_n = np.argpartition(self.N, j)[: j + 1].tolist()
+        targets = sorted({*low_n, *np.argpartition(w, j)[: j + 1].tolist()})
         return sources, targets
 
     def _pair_bounds_n(self) -> tuple[Array, _Pairs] | None:
@@ -786,20 +860,20 @@ class BestMoveSearch(PodRound):
         # module docstring compute it: α = 2(N_y/P_y − N_x/P_x), β = 1/P_x² + 1/P_y², γ = 1/P_y − 1/P_x;
         # doubling is exact, so 2(a − b) = 2a − 2b and 2βT = β(2T) to the bit).
         per = self._per
-        np.divide(self.N, self.P, out=per[1])
-        per[1] *= 2.0
         xs, ys = np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64)
         nx, qx, ix, i2x, lmin, lmax = per[:6, xs][:, :, None]
         ny, qy, iy, i2y, py = per[_TARGET_ROWS, ys][:, None, :]
         alpha = qy - qx
         beta = i2x + i2y
         gamma = iy - ix
-        high = np.minimum(lmax, (nx - ny) * py)
+        # The per-pair table the step reads its rows from: amounts (ideal, lowest, highest), high, gain.
+        table = np.empty((5, len(sources), len(targets)), dtype=np.float64)
+        high = np.minimum(lmax, (nx - ny) * py, out=table[3])
         valid = high >= lmin
         valid[xs[:, None] == ys[None, :]] = False
         den = beta * (2.0 * total) - alpha * gamma
         # f² + 1 over d at the stationary point and both ends, in one array (amount[0] the point).
-        amount = np.empty((3, *den.shape), dtype=np.float64)
+        amount = table[:3]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             star = np.where(np.abs(den) > 1e-300, (gamma * (2.0 * squares) - alpha * total) / den, lmin)
             top = np.maximum(high, lmin)
@@ -821,25 +895,17 @@ class BestMoveSearch(PodRound):
             np.maximum(best, 0.0, out=best)
             bound = np.sqrt(best, out=best)
             valid &= np.isfinite(bound)
-            gain = np.subtract(self.f, bound, out=bound)
+            gain = np.subtract(self.f, bound, out=table[4])
         gain[~valid] = -np.inf
-        return gain, (sources, targets, amount[0], high)
+        return gain, (xs, ys, table)
 
     @staticmethod
-    def _rows(flat: Array, order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
+    def _rows(order: npt.NDArray[np.int64], pairs: _Pairs) -> list[_Row]:
         """The pairs at *order* of the flat bound array, as rows (bound, x, y, ideal amount, highest key)."""
-        sources, targets, star, high = pairs
-        width = len(targets)
-        return list(
-            zip(
-                flat[order].tolist(),
-                np.asarray(sources, dtype=np.int64)[order // width].tolist(),
-                np.asarray(targets, dtype=np.int64)[order % width].tolist(),
-                star.ravel()[order].tolist(),
-                high.ravel()[order].tolist(),
-                strict=True,
-            )
-        )
+        sources, targets, table = pairs
+        i, j = np.divmod(order, len(targets))
+        star, _, _, high, bound = table.reshape(5, -1)[:, order].tolist()
+        return list(zip(bound, sources[i].tolist(), targets[j].tolist(), star, high, strict=True))
 
     def _best_move_n(self) -> _Choice | None:
         bounds = self._pair_bounds_n()
@@ -859,7 +925,7 @@ class BestMoveSearch(PodRound):
         while taken < positive:
             count = min(chunk, positive - taken)
             chunk = _PAIRS_AT_ONCE
-            rows[taken:] = self._rows(flat, _top(flat, taken + count)[taken:], pairs)
+            rows[taken:] = self._rows(_top(flat, taken + count)[taken:], pairs)
             for bound, x, y, ideal, high_key in rows[taken:]:
                 if bound <= _EPSILON or (best is not None and bound <= best.gain):
                     if self.batch_size and best is not None:
@@ -886,7 +952,7 @@ class BestMoveSearch(PodRound):
         if above < len(rows) or above >= limit:
             return rows[: min(above, limit)]
         keep = min(int(np.count_nonzero(flat > floor)), limit)
-        return self._rows(flat, _top(flat, keep), pairs)
+        return self._rows(_top(flat, keep), pairs)
 
     def _throughput_pairs(self) -> tuple[list[tuple[int, int]], dict[tuple[int, int], float]]:
         """Pairs to evaluate exactly, likeliest first, with the continuous ideal amount of OIO."""
@@ -1043,8 +1109,9 @@ class BestMoveSearch(PodRound):
         pool = self.movable[x]
         self.key_min[x] = pool[0][0] if pool else np.inf
         self.key_max[x] = pool[-1][0] if pool else -np.inf
-        if not pool and self.by_n_movable is not None:
-            self.by_n_movable.discard(x)
+        if not pool and self.has_units[x]:
+            self.has_units[x] = False
+            self.with_units -= 1
 
     def _apply_swap(self, choice: _Choice, first_number: int) -> list[Move]:
         u, x, v, y = choice.unit, choice.x, choice.other, choice.y
@@ -1065,17 +1132,13 @@ class BestMoveSearch(PodRound):
     def _commit(self, uid: int, x: int, y: int, *, number: int, kind: str) -> Move:
         unit = self.units[uid]
         p = self.pred
-        nx_before, ny_before, f_before = float(self.N[x]), float(self.N[y]), self.f
+        nx_before, ny_before, f_before = self.n_of[x], self.n_of[y], self.f
         lat_x0, iops_x0 = p.latency_iops(x)
         lat_y0, iops_y0 = p.latency_iops(y)
         pod_iops0, pod_lat0 = self.iops_now, self._weighted_latency(self.iops_now)
-        self.S[x] -= unit.load
-        self.S[y] += unit.load
-        self.N[x] = self.S[x] / self.P[x]
-        self.N[y] = self.S[y] / self.P[y]
-        if self.by_n_movable is not None:
-            self.by_n_movable.update(x, float(self.N[x]))
-            self.by_n_movable.update(y, float(self.N[y]))
+        self._set_s(x, self.s_of[x] - unit.load)
+        self._set_s(y, self.s_of[y] + unit.load)
+        nx_after, ny_after = self.n_of[x], self.n_of[y]
         self._resum()
         self.f = self._exact_f()
         a, b, o, disks = self.ua[uid], self.ub[uid], self.uo[uid], len(unit.disks)
@@ -1093,12 +1156,8 @@ class BestMoveSearch(PodRound):
         self.moves += 1
         self.gb += unit.size_gb
         effects = (
-            DatastoreEffect(
-                self.names[x], nx_before, float(self.N[x]), lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]
-            ),
-            DatastoreEffect(
-                self.names[y], ny_before, float(self.N[y]), lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]
-            ),
+            DatastoreEffect(self.names[x], nx_before, nx_after, lat_x0, lat_x1, iops_x0, iops_x1, p.count[x]),
+            DatastoreEffect(self.names[y], ny_before, ny_after, lat_y0, lat_y1, iops_y0, iops_y1, p.count[y]),
         )
         oio = self._oio(unit.disks)
         disk_effects = tuple(
@@ -1120,9 +1179,9 @@ class BestMoveSearch(PodRound):
             size_gb=unit.size_gb,
             load=unit.load,
             source_n_before=nx_before,
-            source_n_after=float(self.N[x]),
+            source_n_after=nx_after,
             target_n_before=ny_before,
-            target_n_after=float(self.N[y]),
+            target_n_after=ny_after,
             imbalance_before=f_before,
             imbalance_after=self.f,
             target_new=self.new[y],

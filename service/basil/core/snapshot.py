@@ -167,18 +167,18 @@ class Disk:
             and type(w.io_size_kb) in _PLAIN
             and type(w.read_pct) in _PLAIN
             and type(w.random_pct) in _PLAIN
-            and 0.0 <= w.oio < math.inf
-            and 0.0 <= w.io_size_kb < math.inf
+            and 0.0 <= w.oio < _INF
+            and 0.0 <= w.io_size_kb < _INF
             and 0.0 <= w.read_pct <= 100.0
             and 0.0 <= w.random_pct <= 100.0
         ):
             return False
         return (
             type(self.size_gb) in _PLAIN
-            and 0.0 <= self.size_gb < math.inf
-            and (load is None or (type(load) in _PLAIN and 0.0 <= load < math.inf))
-            and (iops is None or (type(iops) in _PLAIN and 0.0 <= iops < math.inf))
-            and (moved is None or (type(moved) in _PLAIN and -math.inf < moved < math.inf))
+            and 0.0 <= self.size_gb < _INF
+            and (load is None or (type(load) in _PLAIN and 0.0 <= load < _INF))
+            and (iops is None or (type(iops) in _PLAIN and 0.0 <= iops < _INF))
+            and (moved is None or (type(moved) in _PLAIN and -_INF < moved < _INF))
         )
 
     def problems(self, path: str) -> list[Problem]:
@@ -245,6 +245,7 @@ class SnapshotDocument:
 
 
 _PLAIN = frozenset({float, int})  # number types Disk.plainly_valid accepts (not bool, not numpy's)
+_INF = math.inf  # a module constant: one lookup, not math's attribute, in Disk.plainly_valid's checks
 
 
 def _time_consistency(samples: Sequence[DeviceSample] | Sequence[WorkloadSample], path: str) -> list[Problem]:
