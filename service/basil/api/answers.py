@@ -11,14 +11,6 @@ named tables or states moves the basis, so the next request builds the answer ag
 400) is never cached. Answers that also depend on the clock ("the last 24 hours") name ``max_age_s``:
 they are built again at least that often.
 
-Refresh-ahead: the samples' part of a basis (``SAMPLES`` and the :data:`LAGGING_TABLES`, moved by every
-stored collection chunk, never by a request), the readings of vCenter's clock (taken by collections) and
-the age bucket are its *lagging* part
-(:mod:`basil.app.view_cache`): after a collection, a kept answer built less than ``max_lag_s`` ago (one
-and a half collection periods by default) is served at once while one background thread builds it again
-and swaps it in, instead of its first reader building it. Every other table and state a request can
-write (plans, models, pools, configuration, audit) still makes the next read build the answer.
-
 What must not opt in: answers that differ between two callers of the same role (``/me``), answers
 that read state not listed here (the scheduler's next run times, health), and writes.
 
@@ -36,7 +28,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from basil.app.view_cache import SAMPLES, Basis, ReadCache, Refresh
+from basil.app.view_cache import Basis, ReadCache
 from basil.store.models import (
     AppliedDiskSettingRow,
     AuditRow,
@@ -57,12 +49,6 @@ DEVICE_SAMPLES = (  # a datastore's <OIO, latency> points
     RollupState.__tablename__,
 )
 APPLIED = (AppliedDiskSettingRow.__tablename__,)
-#: What may lag in a cached answer for a while (written by collection and roll-ups only, never by a request).
-LAGGING_TABLES = DEVICE_SAMPLES
-LAGGING_STATE = (SAMPLES,)
-#: How long after its build began an answer may be served lagging, by default (1.5 collection periods of
-#: the default 20 s: a key read every cycle is rebuilt within the next, with room for a late cycle).
-MAX_LAG_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -72,22 +58,6 @@ class Cached:
     tables: tuple[str, ...] = ()
     state: tuple[str, ...] = ()
     max_age_s: float = 0.0  # > 0: also built again when this old (answers relative to "now")
-
-    @property
-    def strict(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The tables and state whose change makes the next read build the answer."""
-        return (
-            tuple(t for t in self.tables if t not in LAGGING_TABLES),
-            tuple(n for n in self.state if n not in LAGGING_STATE),
-        )
-
-    @property
-    def lagging(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The tables and state whose change has the answer built again in the background."""
-        return (
-            tuple(t for t in self.tables if t in LAGGING_TABLES),
-            tuple(n for n in self.state if n in LAGGING_STATE),
-        )
 
 
 @dataclass(frozen=True)
@@ -118,12 +88,10 @@ class AnswerCache:
         max_entries: int = MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
         max_body_bytes: int = MAX_BODY_BYTES,
-        max_lag_s: float = MAX_LAG_S,
     ) -> None:
-        self._cache = ReadCache(max_entries, clock=clock)
+        self._cache = ReadCache(max_entries)
         self._clock = clock
         self.max_body_bytes = max_body_bytes
-        self.max_lag_s = max_lag_s
 
     @staticmethod
     def key(endpoint: str, role: str, path: Mapping[str, str], query: Mapping[str, Any]) -> Hashable:
@@ -133,39 +101,22 @@ class AnswerCache:
         return (endpoint, role, tuple(sorted(path.items())), query_text)
 
     def basis(self, cached: Cached, basis: Basis) -> Basis:
-        """*basis* with the age bucket of *cached* added to its lagging part (a new bucket starts every
-        max_age_s)."""
+        """*basis* with the age bucket of *cached* added (a new bucket starts every max_age_s)."""
         if cached.max_age_s <= 0:
             return basis
-        bucket = int(self._clock() // cached.max_age_s)
-        return Basis(basis.inventories, basis.generations, (*basis.lagging, bucket))
+        return Basis(basis.inventories, (*basis.generations, int(self._clock() // cached.max_age_s)))
 
-    def get(
-        self,
-        key: Hashable,
-        basis: Basis,
-        build: Callable[[], Answer],
-        rebuild: tuple[Callable[[], Basis], Callable[[], Answer]] | None = None,
-    ) -> Answer:
-        """The answer of *key* on *basis*: the kept one, else *build*() (kept unless it is too large).
+    def get(self, key: Hashable, basis: Basis, build: Callable[[], Answer]) -> Answer:
+        """The answer of *key* on *basis*: the kept one, else *build*() (kept unless it is too large)."""
 
-        *rebuild* (the basis as it will be then, and a build that runs on any thread): a kept answer that
-        lags only in the lagging part of *basis* is returned and built again in the background."""
+        def kept() -> Answer:
+            answer = build()
+            if len(answer.body) > self.max_body_bytes:
+                raise _NotKept(answer)  # the read cache stores nothing for a build that raises
+            return answer
 
-        def kept(make: Callable[[], Answer]) -> Callable[[], Answer]:
-            def checked() -> Answer:
-                answer = make()
-                if len(answer.body) > self.max_body_bytes:
-                    raise _NotKept(answer)  # the read cache stores nothing for a build that raises
-                return answer
-
-            return checked
-
-        refresh = None
-        if rebuild is not None and basis.lagging:
-            refresh = Refresh(rebuild[0], kept(rebuild[1]), self.max_lag_s)
         try:
-            return self._cache.get(key, basis, kept(build), refresh)
+            return self._cache.get(key, basis, kept)
         except _NotKept as large:
             return large.answer
 
@@ -176,17 +127,6 @@ class AnswerCache:
     @property
     def misses(self) -> int:
         return self._cache.misses
-
-    @property
-    def lagging_hits(self) -> int:
-        return self._cache.lagging_hits
-
-    @property
-    def refreshes(self) -> int:
-        return self._cache.refreshes
-
-    def refreshing(self) -> bool:
-        return self._cache.refreshing()
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -24,7 +24,6 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from basil.api import routes
-from basil.api.answers import AnswerCache
 from basil.api.auth import Authenticator, Principal, TooManyRefusalsError
 from basil.api.context import ApiState, current_service, current_state
 from basil.api.metrics import ApiMetrics
@@ -86,9 +85,7 @@ def create_app(service: ServiceApi, *, authenticator: Authenticator | None = Non
             on_session_validation=lambda outcome: metrics.session_validations.labels(outcome).inc(),
         )
     origins = frozenset(f"https://{vc.server}".lower() for vc in config.vcenters)
-    # A cached answer may lag the newest samples for 1.5 collection periods at most (basil.api.answers).
-    answers = AnswerCache(max_lag_s=1.5 * config.schedules.collect_s)
-    app.extensions["basil"] = ApiState(service, authenticator, metrics, origins, answers)
+    app.extensions["basil"] = ApiState(service, authenticator, metrics, origins)
 
     for blueprint in routes.API_BLUEPRINTS:
         app.register_blueprint(blueprint, url_prefix=API_PREFIX + (blueprint.url_prefix or ""))

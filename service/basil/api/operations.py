@@ -19,7 +19,6 @@ from flask import Blueprint, Response, current_app, g, request
 from basil.api import validation
 from basil.api.answers import Answer, Cached
 from basil.api.auth import ROLE_RANK
-from basil.app.view_cache import Basis
 from basil.errors import Problem, ValidationError
 
 Schema = Mapping[str, Any]
@@ -192,14 +191,8 @@ def _cached_answer(
     principal = g.get("principal")
     role = principal.role if principal is not None else ""
     key = state.answers.key(op.endpoint, role, path_values, g.query)
-    (tables, names), (lagging_tables, lagging_names) = cached.strict, cached.lagging
-
-    def take_basis() -> Basis:
-        # Taken before the view runs (basil.app.view_cache): a write landing meanwhile moves it again.
-        basis: Basis = state.answers.basis(
-            cached, state.service.read_basis(tables, names, lagging_tables, lagging_names)
-        )
-        return basis
+    # Taken before the view runs (basil.app.view_cache): a write landing meanwhile moves it again.
+    basis = state.answers.basis(cached, state.service.read_basis(cached.tables, cached.state))
 
     def build() -> Answer:
         result = view(**path_values)
@@ -207,23 +200,8 @@ def _cached_answer(
             raise TypeError(f"{op.endpoint} is cached and must return data, not a Response")
         return Answer(op.status, render_json(result))
 
-    # The same build on the cache's refresher thread, in a request context like this one's.
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-    environ = dict(request.environ)
-    context = {name: g.get(name) for name in _REQUEST_VALUES}
-
-    def rebuild() -> Answer:
-        with app.request_context(environ):
-            for name, value in context.items():
-                setattr(g, name, value)
-            return build()
-
-    answer = state.answers.get(key, take_basis(), build, (take_basis, rebuild))
+    answer = state.answers.get(key, basis, build)
     return Response(answer.body, status=answer.status, mimetype="application/json")
-
-
-#: What run_operation and authentication put in ``g`` for a view.
-_REQUEST_VALUES = ("operation", "principal", "query", "body", "service_called")
 
 
 def render_json(data: Any) -> bytes:

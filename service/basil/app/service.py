@@ -320,23 +320,15 @@ class Service:
             self.store.generation(*tables) + self.generations.get(*state),
         )
 
-    def read_basis(
-        self,
-        tables: Sequence[str] = (),
-        state: Sequence[str] = (),
-        lagging_tables: Sequence[str] = (),
-        lagging_state: Sequence[str] = (),
-    ) -> Basis:
+    def read_basis(self, tables: Sequence[str] = (), state: Sequence[str] = ()) -> Basis:
         """:meth:`basis` over every vCenter's inventory as last polled (None while its link is down) and
-        its clock's readings (times are shown on it); those readings (taken by collections only) and the
-        *lagging* tables and state are the basis's lagging part (refresh-ahead, basil.app.view_cache);
-        never connects, never waits (for the API's cached answers, basil.api.answers)."""
+        its clock's readings (times are shown on it); never connects, never waits (for the API's cached
+        answers, basil.api.answers)."""
         inventories = self._last_inventories()
         return Basis(
             tuple(inventories.get(name) for name in self.links),
-            self.store.generation(*tables) + self.generations.get(*state),
-            self.store.generation(*lagging_tables)
-            + self.generations.get(*lagging_state)
+            self.store.generation(*tables)
+            + self.generations.get(*state)
             + tuple(clock.generation for clock in self.vcenter_clocks.values()),
         )
 
