@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from basil.core.constraints import (
-    Budget,
     PlacementState,
     UnitColumns,
     _ranks,
@@ -31,6 +30,7 @@ from basil.core.snapshot import Snapshot
 from basil.core.workload_model import WorkloadParams
 
 from .test_search_equivalence import random_snapshot
+from .test_search_fast_paths import pod_search
 from .test_setup_fast_paths import assert_same_units, rule_snapshot
 
 WORKLOAD = WorkloadParams(oio=6.0, io_size_kb=16.0, read_pct=70.0, random_pct=30.0)
@@ -73,20 +73,7 @@ def test_unit_columns_hold_the_units_own_fields(name: str, snap: Snapshot) -> No
 def _search(snap: Snapshot, params: BalancerParams, *, columns: bool) -> tuple[BestMoveSearch, UnitColumns]:
     models = resolve_models(snap, params)
     table = build_unit_columns(snap, models, params)
-    (name, members), *_ = snap.pods().items()
-    search = BestMoveSearch(
-        name=name,
-        members=members,
-        units=table.units,
-        models=models,
-        state=PlacementState(snap, models, params),
-        budget=Budget(params.max_moves, params.max_gb),
-        params=params,
-        disk_sizes={d.id: d.size_gb for d in snap.disks},
-        demands=disk_demands(models, params.workload_model.constants),
-        unit_columns=table if columns else None,
-    )
-    return search, table
+    return pod_search(snap, models, params, table.units, table if columns else None), table
 
 
 @pytest.mark.parametrize("objective", [OBJECTIVE_AUTO, OBJECTIVE_THROUGHPUT])
@@ -127,19 +114,7 @@ def test_the_columns_are_not_used_for_units_they_were_not_built_with() -> None:
     models = resolve_models(snap, params)
     table = build_unit_columns(snap, models, params)
     reversed_units = list(reversed(table.units))
-    (name, members), *_ = snap.pods().items()
-    search = BestMoveSearch(
-        name=name,
-        members=members,
-        units=reversed_units,
-        models=models,
-        state=PlacementState(snap, models, params),
-        budget=Budget(params.max_moves, params.max_gb),
-        params=params,
-        disk_sizes={d.id: d.size_gb for d in snap.disks},
-        demands=disk_demands(models, params.workload_model.constants),
-        unit_columns=table,
-    )
+    search = pod_search(snap, models, params, reversed_units, table)
     assert search.units == [u for u in reversed_units if u.datastore in search.position]
     assert search.unit_columns["load"] == [unit.load for unit in search.units]
     assert search.uo == [sum((search.demands[d].oio for d in unit.disks), 0.0) for unit in search.units]

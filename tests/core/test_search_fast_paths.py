@@ -10,11 +10,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from basil.core.constraints import Budget, PlacementState, build_units
-from basil.core.normalized_load import resolve_models
+from basil.core.constraints import Budget, PlacementState, Unit, UnitColumns, build_units
+from basil.core.normalized_load import Models, resolve_models
 from basil.core.params import OBJECTIVE_NORMALIZED_LOAD, BalancerParams
 from basil.core.predictive import DiskDemands, PredictiveState, disk_demands, unit_sums, unit_write_sums
 from basil.core.search import BestMoveSearch, Ranking
+from basil.core.snapshot import Snapshot
 from basil.core.workload_model import classify_workload, workload_flags
 
 from .builders import datastore, disk, snapshot, workload
@@ -52,11 +53,15 @@ def test_ranking_after_updates_equals_a_full_sort(start: list[float], data: st.D
             assert sorted(ranking.largest(k)) == sorted(j for _, j in expected[max(len(expected) - k, 0) :])
 
 
-def _search(seed: int, disks: int, datastores: int) -> BestMoveSearch:
-    params = BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD, imbalance_threshold=0.0, seed=seed)
-    snap = random_snapshot(seed, disks, datastores)
-    models = resolve_models(snap, params)
-    units = build_units(snap, models, params)
+def pod_search(
+    snap: Snapshot,
+    models: Models,
+    params: BalancerParams,
+    units: list[Unit],
+    unit_columns: UnitColumns | None = None,
+) -> BestMoveSearch:
+    """The search of the snapshot's first pod over *units* (the list itself: the search uses
+    *unit_columns* only for the units they were built with), as the balancer sets it up."""
     (name, members), *_ = snap.pods().items()
     return BestMoveSearch(
         name=name,
@@ -68,7 +73,15 @@ def _search(seed: int, disks: int, datastores: int) -> BestMoveSearch:
         params=params,
         disk_sizes={d.id: d.size_gb for d in snap.disks},
         demands=disk_demands(models, params.workload_model.constants),
+        unit_columns=unit_columns,
     )
+
+
+def _search(seed: int, disks: int, datastores: int) -> BestMoveSearch:
+    params = BalancerParams(objective=OBJECTIVE_NORMALIZED_LOAD, imbalance_threshold=0.0, seed=seed)
+    snap = random_snapshot(seed, disks, datastores)
+    models = resolve_models(snap, params)
+    return pod_search(snap, models, params, build_units(snap, models, params))
 
 
 def test_large_pod_sources_and_targets_equal_the_full_partitions_as_moves_apply() -> None:
