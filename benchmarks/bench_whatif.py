@@ -38,15 +38,18 @@ Sets of combinations:
 - ``ninth``: written down (task wif6) before the warm-up option and the estimator change of that
   task, and not run until they were final: random pairs, a sequential reader beside random ones,
   cached writers below and near the destage bound, one triple, on an 8 x 7.2k SATA RAID 10 LUN with
-  a 768 MB cache, scenario seed 9909.
+  a 768 MB cache, scenario seed 9909;
+- ``tenth``: written down (task wif7) before anything of that task was changed in the estimator,
+  and not run until it was final: sequential readers beside random ones, random pairs, cached
+  writers, two triples, on a 9 x 15k FC RAID 6 LUN with a 1,024 MB cache, scenario seed 1010.
 
 A disk's VM has the same name alone and consolidated, so its outstanding-IO draws are the same in
 both runs (the lab draws a ranged OIO per VM and interval): the comparison is of the same workload.
 
     .venv/bin/python benchmarks/bench_whatif.py
-        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|seen|all ...] [--intervals N]
-        [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation] [--no-filling]
-        [--no-full-cache] [--no-edge] [--no-steady-full] [--warmup N] [--jobs J] [--dump FILE]
+        [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|seen|all ...]
+        [--intervals N] [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation]
+        [--no-filling] [--no-full-cache] [--no-edge] [--no-steady-full] [--warmup N] [--jobs J] [--dump FILE]
         [--series NAME+NAME]
         [--parallelism M]
         [--service]
@@ -435,6 +438,55 @@ def ninth(triples: bool) -> Setup:
         combos += [("events", "session", "profile")]
     device = {"kind": "sata7k", "disks": 8, "raid": "10", "cache_mb": 768}
     return Setup("ninth", 9909, device, NINTH_WORKLOADS, combos)
+
+
+# Tenth set: six new types beside types of the earlier sets.
+TENTH_WORKLOADS: dict[str, dict[str, Any]] = {
+    # new: a vault reader (128 KB sequential, 2 in flight), an ETL disk (64 KB, 70 % reads, 20 %
+    # random), a CRM disk (8 KB random IO, 75 % reads), a cache-server disk (4 KB random reads), an
+    # audit trail (8 KB sequential writes, 1-2 in flight) and a desktop disk (4 KB, half writes, 85 %
+    # random)
+    "vault": {"oio": 2, "io_size_kb": 128, "read_pct": 100, "random_pct": 3},
+    "etl": {"oio": {"min": 2, "max": 6}, "io_size_kb": 64, "read_pct": 70, "random_pct": 20},
+    "crm": {"oio": {"min": 6, "max": 14}, "io_size_kb": 8, "read_pct": 75, "random_pct": 100},
+    "cachesrv": {"oio": {"min": 8, "max": 16}, "io_size_kb": 4, "read_pct": 98, "random_pct": 100},
+    "trail": {"oio": {"min": 1, "max": 2}, "io_size_kb": 8, "read_pct": 2, "random_pct": 8},
+    "desk": {"oio": {"min": 1, "max": 5}, "io_size_kb": 4, "read_pct": 50, "random_pct": 85},
+    **{k: WORKLOADS[k] for k in ("oltp", "exchange", "webserver", "sequential")},
+    **{k: HELDOUT_WORKLOADS[k] for k in ("backup",)},
+    **{k: FIFTH_WORKLOADS[k] for k in ("kv",)},
+    **{k: SEVENTH_WORKLOADS[k] for k in ("stream",)},
+}
+
+
+def tenth(triples: bool) -> Setup:
+    """Written down (2026-11-26 12:35 UTC, issue 16, task wif7) and committed before anything of
+    that task was changed in the estimator, and not run until it was final: six new types (a vault
+    reader, an ETL disk, a CRM disk, a cache-server disk, an audit trail, a desktop disk) and pairs
+    and triples with types of the earlier sets: sequential readers beside random ones (vault, etl,
+    backup, stream, sequential), random pairs, cached writers (trail, desk); on a LUN of a kind, RAID
+    level, size and cache no other set used (9 x 15k FC RAID 6, 1,024 MB cache), another seed."""
+    combos: list[tuple[str, ...]] = [
+        ("vault", "crm"),
+        ("vault", "cachesrv"),
+        ("vault", "oltp"),
+        ("etl", "crm"),
+        ("etl", "exchange"),
+        ("etl", "kv"),
+        ("backup", "crm"),
+        ("stream", "cachesrv"),
+        ("sequential", "crm"),
+        ("crm", "cachesrv"),
+        ("crm", "webserver"),
+        ("desk", "crm"),
+        ("desk", "cachesrv"),
+        ("trail", "crm"),
+        ("trail", "cachesrv"),
+    ]
+    if triples:
+        combos += [("vault", "crm", "cachesrv"), ("trail", "desk", "crm")]
+    device = {"kind": "fc15k", "disks": 9, "raid": "6", "cache_mb": 1024}
+    return Setup("tenth", 1010, device, TENTH_WORKLOADS, combos)
 
 
 QUEUE_DEPTH = 32
@@ -887,12 +939,13 @@ def main() -> None:
             "seventh",
             "eighth",
             "ninth",
+            "tenth",
             "seen",
             "all",
         ),
         nargs="+",
         default=["all"],
-        help="one or more sets (seen: the eight sets evaluated before task wif6; all: every set)",
+        help="one or more sets (seen: the nine sets evaluated before task wif7; all: every set)",
     )
     parser.add_argument("--cache", type=Path, help="JSON file keeping the lab runs between invocations")
     parser.add_argument(
@@ -965,10 +1018,11 @@ def main() -> None:
         parser.error("--warmup must be at least 0 and --jobs at least 1")
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache and args.cache.exists() else {}
     setups = [
-        s(not args.no_triples) for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth, ninth)
+        s(not args.no_triples)
+        for s in (tuning, heldout, third, fourth, fifth, sixth, seventh, eighth, ninth, tenth)
     ]
     if "seen" in args.set:
-        setups = [s for s in setups if s.name != "ninth" or "ninth" in args.set]
+        setups = [s for s in setups if s.name != "tenth" or "tenth" in args.set]
     elif "all" not in args.set:
         setups = [s for s in setups if s.name in args.set]
     if args.series:
