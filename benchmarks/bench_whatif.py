@@ -49,7 +49,8 @@ both runs (the lab draws a ranged OIO per VM and interval): the comparison is of
     .venv/bin/python benchmarks/bench_whatif.py
         [--set tuning|heldout|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|seen|all ...]
         [--intervals N] [--no-triples] [--cache FILE] [--no-sequential] [--no-destage] [--no-separation]
-        [--no-filling] [--no-full-cache] [--no-edge] [--no-steady-full] [--warmup N] [--jobs J] [--dump FILE]
+        [--no-filling] [--no-full-cache] [--no-edge] [--no-steady-full] [--no-fork-join]
+        [--warmup N] [--jobs J] [--dump FILE]
         [--series NAME+NAME]
         [--parallelism M]
         [--service]
@@ -612,9 +613,12 @@ def series(setup: Setup, names: tuple[str, ...], intervals: int, workdir: Path) 
             )
 
 
-def measurement(name: str, figures: dict[str, float], random_pct: float | None) -> WorkloadMeasurement:
-    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency, and
-    its random % (the guest's seek histogram, which the lab keeps as its workload's pattern)."""
+def measurement(
+    name: str, figures: dict[str, float], random_pct: float | None, io_kb: float | None = None
+) -> WorkloadMeasurement:
+    """What Basil has of a disk from vCenter: IOPS and latency per class, OIO = IOPS x latency, its
+    random % (the guest's seek histogram, which the lab keeps as its workload's pattern) and its IO
+    size (vCenter's KB/s over IOPS; the lab's workloads issue one size)."""
     return WorkloadMeasurement(
         name=name,
         read_iops=figures["read_iops"],
@@ -624,6 +628,8 @@ def measurement(name: str, figures: dict[str, float], random_pct: float | None) 
         read_oio=figures["read_iops"] * figures["read_latency_ms"] / 1000.0,
         write_oio=figures["write_iops"] * figures["write_latency_ms"] / 1000.0,
         random_pct=random_pct,
+        read_io_kb=io_kb,
+        write_io_kb=io_kb,
     )
 
 
@@ -764,7 +770,13 @@ def device_fit(
 
 
 def switched_off(
-    device: DeviceParams, *, filling: bool, full_carried: bool, edge: bool, steady: bool = True
+    device: DeviceParams,
+    *,
+    filling: bool,
+    full_carried: bool,
+    edge: bool,
+    steady: bool = True,
+    fork_join: bool = True,
 ) -> DeviceParams:
     """The device with the rules the diagnostic flags switch off (each says so)."""
     for on, note in (
@@ -772,6 +784,7 @@ def switched_off(
         (full_carried, "a cache full where a disk was measured is not carried to its neighbours"),
         (edge, "a cache at its edge where a disk was measured (cached writes > 2 hits) is not carried"),
         (steady, "a full cache as before task wif6 (admission wait, destage stretch kept)"),
+        (fork_join, "an IO larger than a stripe unit waits as a small one does (before task wif7)"),
     ):
         if not on:
             print(f"diagnostic: {note}")
@@ -781,6 +794,7 @@ def switched_off(
         full_cache_carried=device.full_cache_carried and full_carried,
         edge_carried=device.edge_carried and edge,
         steady_full=device.steady_full and steady,
+        stripe_kb=device.stripe_kb if fork_join else None,
     )
 
 
@@ -810,6 +824,7 @@ def evaluate(
     full_carried: bool = True,
     edge: bool = True,
     steady: bool = True,
+    fork_join: bool = True,
     warmup: int = 0,
     jobs: int = 1,
     rows: list[dict[str, Any]] | None = None,
@@ -835,13 +850,18 @@ def evaluate(
     if not destage:
         print("diagnostic: no destage load (cached writes free to the devices)")
         device = replace(device, write_cost=None, write_cost_source="diagnostic")
-    device = switched_off(device, filling=filling, full_carried=full_carried, edge=edge, steady=steady)
+    device = switched_off(
+        device, filling=filling, full_carried=full_carried, edge=edge, steady=steady, fork_join=fork_join
+    )
     print(f"write cost k = {device.write_cost} ({device.write_cost_source})")
     print(f"{'combination':<36} {'mix':>6} {'X':>6} {'read ms (per VM)':>24} {'write ms (per VM)':>24}")
     for combo in setup.combos:
         together = run(setup, combo, intervals, workdir, cache, warmup=warmup)
         randoms = {n: float(setup.workloads[n]["random_pct"]) if sequential else None for n in combo}
-        p = predict_consolidation([measurement(n, alone[n], randoms[n]) for n in combo], device)
+        p = predict_consolidation(
+            [measurement(n, alone[n], randoms[n], float(setup.workloads[n]["io_size_kb"])) for n in combo],
+            device,
+        )
         measured_r = sum(v["read_iops"] for v in together.values())
         measured_w = sum(v["write_iops"] for v in together.values())
         mix_e = error(p.read_mix, measured_r / (measured_r + measured_w), signed["mix"])
@@ -1000,6 +1020,12 @@ def main() -> None:
         "stretch kept beside a cache full where measured) instead of the full cache's steady state",
     )
     parser.add_argument(
+        "--no-fork-join",
+        action="store_true",
+        help="diagnostic: an IO larger than the stripe unit waits as a one-unit IO does, no H(w) (the "
+        "estimator before task wif7)",
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=0,
@@ -1048,6 +1074,7 @@ def main() -> None:
                     full_carried=not args.no_full_cache,
                     edge=not args.no_edge,
                     steady=not args.no_steady_full,
+                    fork_join=not args.no_fork_join,
                     warmup=args.warmup,
                     jobs=args.jobs,
                     rows=rows,

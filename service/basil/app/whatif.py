@@ -67,6 +67,12 @@ ACTIVE_IOPS = 1.0
 SEPARATED_WRITE_COST = "1: the separated c was fitted with k = 1, so it carries the RAID write cost"
 
 
+def _io_size(kb: float | None) -> float | None:
+    """A disk's mean IO size from vCenter (``virtualDisk.readIOSize``/``writeIOSize``); None where the
+    counter is missing, not finite or not positive (no IO of that kind: unknown, not a size)."""
+    return kb if kb is not None and math.isfinite(kb) and kb > 0 else None
+
+
 def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> WorkloadMeasurement:
     return WorkloadMeasurement(
         name=name,
@@ -79,6 +85,8 @@ def _measurement(name: str, sample: DiskSample, group: str, alone: bool) -> Work
         group=group,
         alone=alone,
         random_pct=sample.random_pct,
+        read_io_kb=_io_size(sample.read_io_size_kb),
+        write_io_kb=_io_size(sample.write_io_size_kb),
     )
 
 

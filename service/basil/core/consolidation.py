@@ -181,6 +181,8 @@ class WorkloadMeasurement:
     group: str = ""  # workloads sharing a non-empty group were measured together
     alone: bool = True  # False: it never ran alone, its figures include others' interference
     random_pct: float | None = None  # share of its IOs that seek (0-100); None: unknown
+    read_io_kb: float | None = None  # mean size of its reads (KB); None: unknown
+    write_io_kb: float | None = None  # mean size of its writes (KB); None: unknown
 
     @property
     def sequential_share(self) -> float:
@@ -248,14 +250,20 @@ class WorkloadMeasurement:
             "read_oio",
             "write_oio",
             "random_pct",
+            "read_io_kb",
+            "write_io_kb",
         ):
             value = getattr(self, field)
-            if value is None and (field.endswith("oio") or field == "random_pct"):
+            if value is None and (
+                field.endswith("oio") or field in ("random_pct", "read_io_kb", "write_io_kb")
+            ):
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 found.append(Problem(f"{where}.{field}", f"must be a finite number, not {value!r}"))
             elif value < 0:
                 found.append(Problem(f"{where}.{field}", f"must not be negative, got {value:g}"))
+            elif field.endswith("io_kb") and value == 0:
+                found.append(Problem(f"{where}.{field}", "must be positive (null: unknown)"))
             elif field == "random_pct" and value > 100:
                 found.append(Problem(f"{where}.{field}", f"must be at most 100, got {value:g}"))
         return found
@@ -270,6 +278,10 @@ RAID_WRITE_COST: Mapping[str, float] = {"0": 1.0, "1": 2.0, "10": 2.0, "5": 4.0,
 DEFAULT_WRITE_COST = 1.0
 DESTAGE_FROM_READS = "t_pos / m: a destaged write costs the devices what a random read does"
 WRITE_COST_LOWER_BOUND = "lower bound: one device write per host write (RAID level unknown)"
+# The RAID stripe unit (element): an IO larger than it is split over several devices and waits for
+# the slowest (module doc). vCenter does not report it; 64 KB is the common default of arrays.
+DEFAULT_STRIPE_KB = 64.0
+STRIPE_ASSUMED = "assumed: 64 KB, a common RAID stripe unit (vCenter does not report it)"
 # Destaging may take at most this share of the devices (arrays keep the rest for reads; the lab's
 # documented ceiling); beyond it the cache fills and writes wait for the devices, not modelled.
 MAX_DESTAGE_UTIL = 0.8
@@ -316,6 +328,10 @@ class DeviceParams:
     # destaging left to stretch anyone, each disk's figures freed of its own, every cached write
     # through to the devices (module doc); False: the rules before (admission wait, stretch kept).
     steady_full: bool = True
+    # The RAID stripe unit (KB): an IO of w stripe units waits for the slowest of w devices, H(w)
+    # times the added wait of a one-unit IO (module doc); None: the rule off (before task wif7).
+    stripe_kb: float | None = DEFAULT_STRIPE_KB
+    stripe_source: str = STRIPE_ASSUMED
 
     @property
     def destage_op_ms(self) -> float | None:
@@ -342,6 +358,7 @@ class DeviceParams:
             "write_cost",
             "destage_ms",
             "write_hit_ms",
+            "stripe_kb",
         ):
             value = getattr(self, field)
             if value is None:
@@ -375,6 +392,8 @@ class WorkloadPrediction:
     write_waits: bool = False  # the cache is full: its cached writes wait for the devices
     # a disk measured with the cache full is beside it: its cached writes go through to the devices
     write_through: bool = False
+    # H(w): how much more its reads wait than a one-stripe-unit IO, split over w devices (module doc)
+    fork_join: float = 1.0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -391,6 +410,7 @@ class WorkloadPrediction:
             "destage_added_ms": self.destage_added_ms,
             "write_waits": self.write_waits,
             "write_through": self.write_through,
+            "fork_join": self.fork_join,
             "confidence": self.confidence,
         }
 
@@ -443,6 +463,8 @@ class ConsolidationPrediction:
             "write_cost_source": self.device.write_cost_source,
             "destage_ms": self.device.destage_op_ms,
             "destage_source": self.device.destage_source if self.device.destage_op_ms is not None else "none",
+            "stripe_kb": self.device.stripe_kb,
+            "stripe_source": self.device.stripe_source if self.device.stripe_kb is not None else "none",
             "destage_util": self.destage_util,
             "destage_saturated": self.cache_full or self.destage_util >= MAX_DESTAGE_UTIL,
             "destage_demand": self.destage_demand,
@@ -466,6 +488,8 @@ class ConsolidationPrediction:
                     "oio_source": "measured" if m.read_oio is not None else "Little's law",
                     "alone": m.alone,
                     "random_pct": m.random_pct,
+                    "read_io_kb": m.read_io_kb,
+                    "write_io_kb": m.write_io_kb,
                 }
                 for m in self.inputs
             ],
@@ -705,6 +729,23 @@ def destage_factor(measured: float, predicted: float) -> float:
     return 1.0 - min(-added, MAX_DESTAGE_UTIL)
 
 
+def harmonic(w: float) -> float:
+    """H(w), extended to real w ≥ 1 by linear interpolation between the integers: the mean of the
+    largest of w independent exponential waits, in units of their mean (1 for w ≤ 1)."""
+    if w <= 1.0:
+        return 1.0
+    n = math.floor(w)
+    return sum(1.0 / k for k in range(1, n + 1)) + (w - n) / (n + 1)
+
+
+def fork_join(io_kb: float | None, device: DeviceParams) -> float:
+    """H(w) for an IO of *io_kb* split over w = io_kb / stripe unit devices, at most the m servers
+    the device model sees (module doc); 1 for an IO within a stripe unit or of unknown size."""
+    if io_kb is None or device.stripe_kb is None:
+        return 1.0
+    return harmonic(min(io_kb / device.stripe_kb, max(1.0, device.parallelism)))
+
+
 def _interleaved(
     workloads: Sequence[WorkloadMeasurement],
     measured: Sequence[float],
@@ -909,16 +950,19 @@ def predict_consolidation(
     steady = device.steady_full and bool(through)
     relief = _own_destage(keys, workloads, in_flight[0], device)
 
+    # A large IO split over several devices waits for the slowest of them (module doc).
+    split = [(fork_join(w.read_io_kb, device), fork_join(w.write_io_kb, device)) for w in workloads]
+
     def predicted(positioning: Sequence[float], destage: tuple[float, float]) -> list[WorkloadPrediction]:
         stretch = destage_factor(*destage)
         batches = _positioning_batches_ms(workloads, positioning, device)
         out = []
         for i, (key, w, delta, behind) in enumerate(zip(keys, workloads, positioning, batches, strict=True)):
             added = all_interference - interference[key] + delta + behind
+            read_split, write_split = split[i]
             cached = _write_cached(w, device)
-            read_ms = (w.read_latency_ms + added) * (
-                1.0 - min(relief[key], MAX_DESTAGE_UTIL) if steady else stretch
-            )
+            unstretched = w.read_latency_ms + added * read_split
+            read_ms = unstretched * (1.0 - min(relief[key], MAX_DESTAGE_UTIL) if steady else stretch)
             # through a full cache; admitted by a filling one; a cache hit; or a device write
             write_ms = (
                 write_through_ms(w, in_flight[1][i], all_queue, 1.0 if steady else stretch, device)
@@ -927,7 +971,7 @@ def predict_consolidation(
                 if i in waiting
                 else w.write_latency_ms
                 if cached
-                else (w.write_latency_ms + added) * stretch
+                else (w.write_latency_ms + added * write_split) * stretch
             )
             confidence = (
                 "measured alone"
@@ -942,9 +986,10 @@ def predict_consolidation(
                     confidence=confidence,
                     cached=cached,
                     positioning_added_ms=delta,
-                    destage_added_ms=read_ms - (w.read_latency_ms + added),
+                    destage_added_ms=read_ms - unstretched,
                     write_waits=i in waiting or i in through,
                     write_through=i in through,
+                    fork_join=read_split,
                 )
             )
         return out
@@ -1042,13 +1087,19 @@ def predict_departure(
     for w, delta, behind in zip(staying, positioning, batches, strict=True):
         cached = _write_cached(w, device)
         change = delta + behind - removed
+        # A large IO split over several devices loses H(w) times what a one-unit IO does.
+        read_split, write_split = fork_join(w.read_io_kb, device), fork_join(w.write_io_kb, device)
         # Never below its own service time S(m), less the positioning it no longer pays (and, as a
         # guard against a positioning cost above what the disk paid, never below a tenth of S).
         read_floor = max(w.read_service_ms(m, seen) + delta, w.read_service_ms(m, seen) / 10.0)
         write_floor = max(w.write_service_ms(m, seen) + delta, w.write_service_ms(m, seen) / 10.0)
-        unstretched = max(read_floor, w.read_latency_ms + change)
-        read_ms = max(read_floor, (w.read_latency_ms + change) * stretch)
-        write_ms = w.write_latency_ms if cached else max(write_floor, (w.write_latency_ms + change) * stretch)
+        unstretched = max(read_floor, w.read_latency_ms + change * read_split)
+        read_ms = max(read_floor, (w.read_latency_ms + change * read_split) * stretch)
+        write_ms = (
+            w.write_latency_ms
+            if cached
+            else max(write_floor, (w.write_latency_ms + change * write_split) * stretch)
+        )
         out.append(
             _closed_loop(
                 w,
@@ -1058,6 +1109,7 @@ def predict_departure(
                 cached=cached,
                 positioning_added_ms=delta,
                 destage_added_ms=read_ms - unstretched,
+                fork_join=read_split,
             )
         )
     return out
@@ -1074,6 +1126,7 @@ def _closed_loop(
     destage_added_ms: float,
     write_waits: bool = False,
     write_through: bool = False,
+    fork_join: float = 1.0,
 ) -> WorkloadPrediction:
     """*w* at its predicted read and write latencies. Little's law for a closed loop: its outstanding
     IOs stay, so its IOPS follow 1 / C̄ (both sides scaled by the ratio of its mean latencies)."""
@@ -1094,6 +1147,7 @@ def _closed_loop(
         destage_added_ms=destage_added_ms,
         write_waits=write_waits,
         write_through=write_through,
+        fork_join=fork_join,
     )
 
 
@@ -1138,6 +1192,8 @@ def measurement_from_mapping(
         "group",
         "alone",
         "random_pct",
+        "read_io_kb",
+        "write_io_kb",
     }
     problems = [Problem(f"{where}.{key}", "unknown field") for key in raw if key not in known]
     for key in ("name", "read_iops", "write_iops", "read_latency_ms", "write_latency_ms"):
@@ -1163,7 +1219,7 @@ def measurement_from_mapping(
         return None if raw.get(key) is None else number(key)
 
     figures = {key: number(key) for key in ("read_iops", "write_iops", "read_latency_ms", "write_latency_ms")}
-    oio = {key: optional(key) for key in ("read_oio", "write_oio", "random_pct")}
+    oio = {key: optional(key) for key in ("read_oio", "write_oio", "random_pct", "read_io_kb", "write_io_kb")}
     if problems:
         return None, problems
     measurement = WorkloadMeasurement(
@@ -1177,6 +1233,8 @@ def measurement_from_mapping(
         group=str(group),
         alone=bool(alone),
         random_pct=oio["random_pct"],
+        read_io_kb=oio["read_io_kb"],
+        write_io_kb=oio["write_io_kb"],
     )
     return measurement, measurement.problems(where)
 
@@ -1212,6 +1270,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 "positioning_ms",
                 "write_cost",
                 "destage_ms",
+                "stripe_kb",
             }
         ]
 
@@ -1225,6 +1284,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
         positioning = datastore.get("positioning_ms")
         cost = datastore.get("write_cost", DEFAULT_WRITE_COST)
         destage = datastore.get("destage_ms")
+        stripe = datastore.get("stripe_kb", DEFAULT_STRIPE_KB)
         wrong = [
             f"datastore.{key}"
             for key, value, optional in (
@@ -1235,6 +1295,7 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ("positioning_ms", positioning, True),
                 ("write_cost", cost, True),
                 ("destage_ms", destage, True),
+                ("stripe_kb", stripe, True),
             )
             if not (is_number(value) or (optional and value is None))
         ]
@@ -1256,6 +1317,8 @@ def whatif_from_mapping(raw: object) -> ConsolidationPrediction:
                 ),
                 destage_ms=None if destage is None else _number(destage),
                 destage_source=DESTAGE_FROM_READS if destage is None else "given",
+                stripe_kb=None if stripe is None else _number(stripe),
+                stripe_source=STRIPE_ASSUMED if "stripe_kb" not in datastore else "given",
             )
             names = {"max_conn": "datastore.queue_depth"}
             problems += [
