@@ -79,6 +79,25 @@ def test_whatif_interleaves_a_sequential_stream(api_env: ApiEnv, document: dict[
     assert "disks[0].random_pct" in resp.get_data(as_text=True)
 
 
+def test_whatif_splits_a_large_io_over_stripe_units(api_env: ApiEnv, document: dict[str, Any]) -> None:
+    dss = {"name": "dss", "read_iops": 400, "write_iops": 0, "read_latency_ms": 20, "write_latency_ms": 0,
+           "read_oio": 8, "random_pct": 100, "read_io_kb": 256}  # fmt: skip
+    question = {"datastore": {"parallelism": 8, "stripe_kb": 64}, "disks": [dss, WHATIF["disks"][0]]}  # type: ignore[index]
+    resp = api_env.post("/api/v1/whatif", role="viewer", json=question)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    body = resp.get_json()
+    assert conforms(document, "/api/v1/whatif", body) == []
+    assert body["workloads"][0]["fork_join"] == pytest.approx(25 / 12)  # H(4): four 64 KB units
+    assert body["workloads"][1]["fork_join"] == 1.0
+    assert (body["stripe_kb"], body["stripe_source"]) == (64, "given")
+    assert body["inputs"][0]["read_io_kb"] == 256
+    for bad, field in (({**dss, "read_io_kb": 0}, "disks[0].read_io_kb"), (dss, "datastore.stripe_kb")):
+        doc = {"datastore": {"stripe_kb": 0 if bad is dss else 64}, "disks": [bad]}
+        resp = api_env.post("/api/v1/whatif", role="viewer", json=doc)
+        assert resp.status_code == 400, field
+        assert field in resp.get_data(as_text=True)
+
+
 def test_whatif_destages_a_cached_sequential_writer(api_env: ApiEnv, document: dict[str, Any]) -> None:
     log = {
         "name": "log",

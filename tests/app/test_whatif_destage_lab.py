@@ -14,7 +14,7 @@ import pytest
 
 from basil.app import Service
 from basil.app.whatif import datastore_whatif, device_params, move_effects
-from basil.core.consolidation import WRITE_COST_LOWER_BOUND
+from basil.core.consolidation import STRIPE_ASSUMED, WRITE_COST_LOWER_BOUND
 from basil.store import Store
 from basil.store.fits import DatastoreModel
 from tests.app.conftest import lab_config
@@ -132,6 +132,12 @@ def test_cached_random_writers_give_the_destage_cost_from_the_services_samples(s
     assert answer["write_cost"] == 1
     assert "carries the RAID write cost" in answer["write_cost_source"]
     assert answer["destage_util"] is not None
+    # the disks' IO sizes come from vCenter's readIOSize/writeIOSize: 8 KB, within one stripe unit
+    assert answer["stripe_source"] == STRIPE_ASSUMED
+    for given in answer["inputs"]:
+        assert given["read_io_kb"] == pytest.approx(8.0, rel=0.1), given
+        assert given["write_io_kb"] == pytest.approx(8.0, rel=0.1), given
+    assert {w["fork_join"] for w in answer["workloads"]} == {1.0}
 
 
 def test_without_cached_writes_the_plain_line_is_kept(svc: Service) -> None:

@@ -1172,6 +1172,8 @@ def isolate(
             group=by_name[p.name].group,
             alone=by_name[p.name].alone,
             random_pct=by_name[p.name].random_pct,
+            read_io_kb=by_name[p.name].read_io_kb,
+            write_io_kb=by_name[p.name].write_io_kb,
         )
         for p in predict_departure(group, gone, device)
     ]

@@ -59,6 +59,11 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "description": "c: device time (ms, per server) of one destaged operation, the "
                     "cache writing in sorted order; null or absent: positioning_ms / parallelism",
                 },
+                "stripe_kb": {
+                    **s.nullable("number", exclusiveMinimum=0),
+                    "description": "the RAID stripe unit (KB): an IO of w units waits for the slowest of w "
+                    "devices; default 64 (assumed); null: IO sizes not taken into account",
+                },
             },
         },
         "disks": {
@@ -82,6 +87,14 @@ WHATIF_DOCUMENT: dict[str, Any] = {
                     "random_pct": {
                         **s.nullable("number", minimum=0, maximum=100),
                         "description": "share of its IOs that seek (vscsiStats); null: unknown",
+                    },
+                    "read_io_kb": {
+                        **s.nullable("number", exclusiveMinimum=0),
+                        "description": "mean read size (KB, virtualDisk.readIOSize); null: unknown",
+                    },
+                    "write_io_kb": {
+                        **s.nullable("number", exclusiveMinimum=0),
+                        "description": "mean write size (KB, virtualDisk.writeIOSize); null: unknown",
                     },
                 },
             },
@@ -132,6 +145,11 @@ _PREDICTED_DISK = {
             "(full_where_measured, edge_where_measured): its cached writes go through to the devices, "
             "the RAID penalty in the foreground",
         },
+        "fork_join": {
+            **_ESTIMATE,
+            "description": "H(w): its reads split over w devices (read_io_kb over stripe_kb) wait for the "
+            "slowest, this many times what a one-unit read adds (1: within one stripe unit, or size unknown)",
+        },
         "confidence": s.STRING,
     },
 }
@@ -166,6 +184,8 @@ WHATIF_ANSWER: dict[str, Any] = {
             "description": "where c came from: given, the device model with the destaging separated "
             "(and over how many intervals), a stand-in, or t_pos / m",
         },
+        "stripe_kb": {**_ESTIMATE, "description": "the RAID stripe unit taken (null: the rule off)"},
+        "stripe_source": s.STRING,
         "destage_util": {
             **_ESTIMATE,
             "description": "ΔU: what interleaving adds to the devices' share of time destaging cached writes",
