@@ -68,11 +68,23 @@ describe('what-if shape', () => {
     expect(signedMs(null)).toBe('—');
   });
 
-  it('flags sequential streams, cached writes and writes waiting for a full cache', () => {
-    expect(diskFlags(workload(SATURATED, 'redo')).map((f) => f.kind)).toEqual(['sequential', 'write-cached', 'write-waits']);
-    expect(diskFlags(workload(SATURATED, 'erp')).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
-    expect(diskFlags(workload(SATURATED, 'search')).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
-    expect(diskFlags({ ...workload(SATURATED, 'search'), write_cached: false, write_waits: false })).toEqual([]);
+  it('flags sequential streams, cached writes and writes going through or waiting for a full cache', () => {
+    // The recorded answer: the cache fills and stays full, every cached write goes through.
+    expect(diskFlags(workload(SATURATED, 'redo')).map((f) => f.kind)).toEqual(['sequential', 'write-cached', 'write-through']);
+    expect(diskFlags(workload(SATURATED, 'erp')).map((f) => f.kind)).toEqual(['write-cached', 'write-through']);
+    expect(diskFlags(workload(SATURATED, 'search')).map((f) => f.kind)).toEqual(['write-cached', 'write-through']);
+    // A service before task wif6 admitted them after a wait instead.
+    expect(diskFlags({ ...workload(SATURATED, 'search'), write_through: false }).map((f) => f.kind)).toEqual(['write-cached', 'write-waits']);
+    expect(diskFlags({ ...workload(SATURATED, 'search'), write_cached: false, write_waits: false, write_through: false })).toEqual([]);
+  });
+
+  it('flags a disk whose reads are split over several stripe units', () => {
+    const split = diskFlags({ ...workload(SATURATED, 'search'), fork_join: 25 / 12 });
+    expect(split.map((f) => f.kind)).toContain('split');
+    expect(split.find((f) => f.kind === 'split')?.label).toBe(`split ×${compact(25 / 12)}`);
+    expect(LAB.workloads.every((w) => w.fork_join === 1)).toBe(true); // the lab's 4-8 KB disks fit one unit
+    expect(LAB.workloads.flatMap((w) => diskFlags(w)).some((f) => f.kind === 'split')).toBe(false);
+    expect(diskFlags({ ...workload(SATURATED, 'search'), fork_join: undefined }).some((f) => f.kind === 'split')).toBe(false);
   });
 
   it('flags the writes that go through a cache full where a disk was measured, instead of waiting', () => {
@@ -97,13 +109,15 @@ describe('what-if shape', () => {
 
   it("puts the datastore's figures beside the paper's and each device parameter beside its source", () => {
     const lines = whatIfSummary(LAB);
-    expect(lines.map((l) => l.key)).toEqual(['mix', 'iops', 'parallelism', 'positioning', 'write-cost', 'destage-cost', 'destage', 'queue']);
+    expect(lines.map((l) => l.key)).toEqual(['mix', 'iops', 'parallelism', 'positioning', 'stripe', 'write-cost', 'destage-cost', 'destage', 'queue']);
     const line = (k: string) => lines.find((l) => l.key === k);
     expect(line('mix')?.value).toBe(`${pct((LAB.read_mix ?? NaN) * 100)} / ${pct((LAB.write_mix ?? NaN) * 100)}`);
     expect(line('mix')?.beside).toBe(`eq. 1–2 (isolation throughputs): ${pct((LAB.paper_read_mix ?? NaN) * 100)} / ${pct((LAB.paper_write_mix ?? NaN) * 100)}`);
     expect(line('iops')?.beside).toBe(`eq. 3–4: ${iops(LAB.paper_read_iops)} / ${iops(LAB.paper_write_iops)}`);
     expect(line('parallelism')).toMatchObject({ value: compact(LAB.parallelism), source: LAB.parallelism_source });
     expect(line('positioning')).toMatchObject({ value: ms(LAB.positioning_ms), source: LAB.positioning_source });
+    expect(line('stripe')).toMatchObject({ value: `${compact(64)} KB`, source: LAB.stripe_source });
+    expect(LAB.stripe_source).toMatch(/^assumed: 64 KB/);
     expect(line('write-cost')).toMatchObject({ value: '1', source: LAB.write_cost_source, beside: 'writes ≤ 1.00 ms alone taken as cached' });
     // The lab's 3-disk LUN: c from its device model with its disks' destaging separated (the service's own samples).
     expect(LAB.destage_source).toMatch(/^device model, destaging separated \(\d+ intervals\) \(c\)$/);
@@ -116,22 +130,31 @@ describe('what-if shape', () => {
   it('says what a parameter turned off means, and warns when destaging saturates', () => {
     const off = whatIfSummary({ ...SATURATED, positioning_ms: null, write_cost: null, write_cache_ms: null });
     expect(off.find((l) => l.key === 'positioning')?.value).toBe('not corrected');
+    expect(whatIfSummary({ ...SATURATED, stripe_kb: null }).find((l) => l.key === 'stripe')).toMatchObject({ value: 'IO sizes not used', source: null });
     expect(off.find((l) => l.key === 'write-cost')).toMatchObject({ value: 'cached writes free', beside: 'no write taken as cached' });
     // Without t_pos there is no destage cost either; POST /whatif's default is t_pos / m.
     expect(whatIfSummary({ ...SATURATED, positioning_ms: null, destage_ms: null }).find((l) => l.key === 'destage-cost')?.value).toBe('none (no t_pos)');
     expect(whatIfSummary(SATURATED).find((l) => l.key === 'destage-cost')).toMatchObject({ value: ms(4), source: SATURATED.destage_source });
-    // The recorded answer's cache fills: the estimator admits the cached writes at the rate the
-    // devices destage, and the writers whose writes wait are flagged.
+    // The recorded answer's cache fills and stays full: its steady state, every cached write
+    // through to the devices, no admission wait.
     expect(SATURATED.cache_full).toBe(true);
+    expect(SATURATED.admission_wait_ms).toBe(0);
     const destage = whatIfSummary(SATURATED).find((l) => l.key === 'destage');
     expect(destage).toMatchObject({ warn: true, beside: 'at its bound: the write cache is full' });
     const warning = destageWarning(SATURATED);
     expect(warning).toContain(`(${pct((SATURATED.destage_demand ?? NaN) * 100)} more of their time)`);
-    expect(warning).toContain(`wait about ${ms(SATURATED.admission_wait_ms)} each`);
-    expect(warning).toContain(`${iops(SATURATED.admitted_write_iops)} IO/s of them admitted`);
-    const waiting = SATURATED.workloads.filter((w) => w.write_waits).map((w) => w.name);
-    expect(waiting.length).toBeGreaterThan(0);
-    for (const w of SATURATED.workloads) {
+    expect(warning).toContain('the write cache fills and stays full, so the cached writes of redo, erp, search go through to the devices');
+    expect(warning).not.toContain('wait about');
+    // A service before task wif6 admitted the cached writes after a wait, at the rate the devices destage.
+    const admitting: WhatIfAnswer = {
+      ...SATURATED,
+      admission_wait_ms: 5,
+      workloads: SATURATED.workloads.map((w) => ({ ...w, write_through: false })),
+    };
+    const waits = destageWarning(admitting);
+    expect(waits).toContain(`wait about ${ms(5)} each`);
+    expect(waits).toContain(`${iops(SATURATED.admitted_write_iops)} IO/s of them admitted`);
+    for (const w of admitting.workloads) {
       expect(diskFlags(w).some((f) => f.kind === 'write-waits')).toBe(w.write_waits === true);
     }
     // At the bound without a full cache (an estimator with the filling cache turned off).
@@ -212,13 +235,13 @@ describe('what-if dialog', () => {
     expect(closed).toBe(1);
   });
 
-  it('warns when the cached writes fill the cache, and flags the writers that wait', () => {
+  it('warns when the cached writes fill the cache, and flags the writes that go through', () => {
     renderIn(<WhatIfResult answer={SATURATED} names={new Map()} />);
     expect(screen.getByTestId('whatif-destage-saturated').textContent).toBe(destageWarning(SATURATED));
     const line = screen.getByTestId('whatif-summary').querySelector('tr[data-line="destage"]') as HTMLElement;
     expect(line.className).toBe('basil-warn');
     const redo = screen.getByTestId('whatif-table').querySelector('tr[data-disk="redo"]') as HTMLElement;
-    expect([...within(redo).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['sequential', 'cached writes', 'writes wait']);
+    expect([...within(redo).getByTestId('whatif-flags').querySelectorAll('[data-label]')].map((e) => e.textContent)).toEqual(['sequential', 'cached writes', 'writes go through']);
     expect(within(redo).getByTestId('whatif-confidence').getAttribute('data-alone')).toBe('yes');
     expect(within(redo).queryByTestId('whatif-confidence-reason')).toBeNull();
   });

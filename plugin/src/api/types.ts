@@ -589,6 +589,9 @@ export interface WhatIfWorkload {
   /** A disk measured with the cache full (`full_where_measured`) is beside it: its cached writes go
    * through to the devices, the RAID write penalty in the foreground. */
   write_through?: boolean;
+  /** H(w): its reads split over w devices (its read size over the stripe unit) wait for the slowest,
+   * this many times what a one-unit read adds (1: within one unit, or size unknown). */
+  fork_join?: number | null;
   /** "measured alone", or "never measured alone: <why the estimate is weaker>". */
   confidence: string;
 }
@@ -607,6 +610,9 @@ export interface WhatIfInput {
   alone?: boolean;
   /** Share of its IOs that seek (vscsiStats); null: unknown. */
   random_pct?: number | null;
+  /** Mean read and write size (KB, virtualDisk.readIOSize/writeIOSize); null: unknown. */
+  read_io_kb?: number | null;
+  write_io_kb?: number | null;
 }
 
 /** POST /datastores/{id}/whatif: every disk on the datastore once the chosen ones moved there. */
@@ -643,6 +649,9 @@ export interface WhatIfAnswer {
    * disks' destaging separated, given, a stand-in, or t_pos / m; null without t_pos. */
   destage_ms?: number | null;
   destage_source?: string;
+  /** The RAID stripe unit taken (KB; 64 assumed: vCenter does not report it); null: IO sizes not used. */
+  stripe_kb?: number | null;
+  stripe_source?: string;
   /** ΔU: what interleaving adds to the devices' share of time destaging cached writes. */
   destage_util?: number | null;
   /** ΔU at its bound, or the cache full. */

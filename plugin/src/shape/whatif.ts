@@ -13,6 +13,8 @@ export function diskUnit(id: string): string {
 
 /** Below this an added latency is float dust (a microsecond), not something to show. */
 export const ADDED_MS_SHOWN = 0.001;
+/** A fork-join factor from this on is shown as a flag (1: the read fits one stripe unit). */
+export const SPLIT_SHOWN = 1.01;
 
 export interface Added {
   kind: 'positioning' | 'destage';
@@ -22,7 +24,7 @@ export interface Added {
 }
 
 export interface Flag {
-  kind: 'sequential' | 'write-cached' | 'write-waits' | 'write-through';
+  kind: 'sequential' | 'split' | 'write-cached' | 'write-waits' | 'write-through';
   label: string;
   title: string;
 }
@@ -76,6 +78,13 @@ export function addedLatency(w: WhatIfWorkload): Added[] {
 export function diskFlags(w: WhatIfWorkload): Flag[] {
   const out: Flag[] = [];
   if (w.sequential) out.push({ kind: 'sequential', label: 'sequential', title: 'at most 25 % random IO: pays positioning when other streams interleave' });
+  if (typeof w.fork_join === 'number' && Number.isFinite(w.fork_join) && w.fork_join >= SPLIT_SHOWN) {
+    out.push({
+      kind: 'split',
+      label: `split ×${compact(w.fork_join)}`,
+      title: 'its reads span several stripe units: each waits for the slowest of those devices, this many times what a one-unit read adds',
+    });
+  }
   if (w.write_cached) {
     out.push({
       kind: 'write-cached',
@@ -134,7 +143,7 @@ export function whatIfRows(answer: WhatIfAnswer): WhatIfRow[] {
 const percent = (share: number | null | undefined) => pct(typeof share === 'number' ? share * 100 : null);
 
 export interface SummaryLine {
-  key: 'mix' | 'iops' | 'parallelism' | 'positioning' | 'write-cost' | 'destage-cost' | 'destage' | 'queue';
+  key: 'mix' | 'iops' | 'parallelism' | 'positioning' | 'stripe' | 'write-cost' | 'destage-cost' | 'destage' | 'queue';
   label: string;
   /** The predicted figure (or the parameter used). */
   value: string;
@@ -183,6 +192,16 @@ export function whatIfSummary(a: WhatIfAnswer): SummaryLine[] {
       value: a.positioning_ms === null ? 'not corrected' : ms(a.positioning_ms),
       beside: null,
       source: a.positioning_source ?? null,
+      warn: false,
+    });
+  }
+  if (a.stripe_kb !== undefined) {
+    lines.push({
+      key: 'stripe',
+      label: 'stripe unit',
+      value: a.stripe_kb === null ? 'IO sizes not used' : `${compact(a.stripe_kb)} KB`,
+      beside: null,
+      source: a.stripe_kb === null ? null : (a.stripe_source ?? null),
       warn: false,
     });
   }
@@ -275,6 +294,18 @@ export function destageWarning(a: WhatIfAnswer): string | null {
 
 function saturatedWarning(a: WhatIfAnswer): string | null {
   if (a.destage_saturated !== true) return null;
+  if (a.cache_full === true && !(typeof a.admission_wait_ms === 'number' && a.admission_wait_ms > 0)) {
+    // The full cache's steady state: nothing is destaged in the background, every cached write
+    // goes through to the devices (the service since task wif6).
+    const demand = typeof a.destage_demand === 'number' ? ` (${pct(a.destage_demand * 100)} more of their time)` : '';
+    const through = a.workloads.filter((w) => w.write_through === true).map((w) => w.name);
+    const who = through.length > 0 ? `the cached writes of ${through.join(', ')}` : 'the cached writes';
+    return (
+      `The devices cannot destage the cached writes as fast as they would come${demand}: the write cache fills and stays full, ` +
+      `so ${who} go through to the devices with the RAID write penalty. ` +
+      'The predicted latencies are that steady state; until the cache has filled (how long is not known) writes are still cache hits.'
+    );
+  }
   if (a.cache_full === true) {
     const demand = typeof a.destage_demand === 'number' ? ` (${pct(a.destage_demand * 100)} more of their time)` : '';
     const admitted = typeof a.admitted_write_iops === 'number' ? `, ${iops(a.admitted_write_iops)} IO/s of them admitted` : '';
