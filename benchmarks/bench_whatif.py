@@ -893,6 +893,7 @@ def evaluate(
                     "write_iops": [w.write_iops, together[w.name]["write_iops"]],
                     "alone": alone[w.name],
                     "cache_full": p.cache_full,
+                    "fork_join": w.fork_join,
                     "full_where_measured": list(p.full_where_measured),
                     "edge_where_measured": list(p.edge_where_measured),
                     "write_through": w.write_through,
