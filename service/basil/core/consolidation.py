@@ -57,6 +57,15 @@ Generalisation to n workloads (the paper leaves it to future work), written down
   Disks with at most 25 % random IO are flagged ``sequential`` (Basil's workload classes).
   Leaving (:func:`predict_departure`) runs the rule backwards: the staying streams regain
   sequentiality, f from the measured rates of all the disks measured together to the staying ones'.
+- A large IO split over stripe units waits for the slowest (:func:`fork_join`). A LUN is striped
+  in units of ``stripe_kb`` (64 KB assumed: vCenter does not report it); an IO of w units (its
+  size over the unit, at most the m servers) completes when its last piece does, each piece
+  queued at its own device. The mean of the largest of w independent exponential waits is H(w)
+  times their mean (:func:`harmonic`), so whatever is added to a one-unit IO's latency (the other
+  groups' batches, Δ, the other disks' dearer IOs) is H(w) times as long for it: C_i' = C_i +
+  H(w_i) · added_i, reads by their size (``read_io_kb``, vCenter's readIOSize), uncached writes by
+  theirs. What it puts ahead of others is in its measured figures already: they do not move. A
+  departure takes H(w) times as much away. Unknown sizes, or ``stripe_kb`` None, give H = 1.
 - Cached writes are destaged. A write the cache acknowledged costs the client little, but the
   array must write it to the devices later: k device operations (the RAID write penalty,
   ``RAID_WRITE_COST``: 1 for RAID 0, 2 for mirrors, 4 and 6 for a small RAID 5 and 6 write; the
