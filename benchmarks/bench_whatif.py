@@ -461,7 +461,7 @@ TENTH_WORKLOADS: dict[str, dict[str, Any]] = {
 
 
 def tenth(triples: bool) -> Setup:
-    """Written down (2026-11-26 12:35 UTC, issue 16, task wif7) and committed before anything of
+    """Written down (2026-11-26 12:21 UTC, issue 16, task wif7) and committed before anything of
     that task was changed in the estimator, and not run until it was final: six new types (a vault
     reader, an ETL disk, a CRM disk, a cache-server disk, an audit trail, a desktop disk) and pairs
     and triples with types of the earlier sets: sequential readers beside random ones (vault, etl,
