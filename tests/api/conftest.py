@@ -58,13 +58,24 @@ class ApiEnv:
             assert time.monotonic() < deadline, f"{location} still running after {timeout_s:g} s"
             time.sleep(0.05)
 
-    def recommendation(self) -> dict[str, Any]:
-        """A fresh recommendation for the pod, after collecting and modelling what the lab has run."""
-        self.run_jobs("collect", "model")
-        resp = self.post("/api/v1/pods/basil/recommendations")
-        assert resp.status_code == 201, resp.get_data(as_text=True)
-        body: dict[str, Any] = resp.get_json()
-        return body
+    def recommendation(self, timeout_s: float = 120.0) -> dict[str, Any]:
+        """A fresh recommendation with moves for the pod, after collecting and modelling what the lab
+        has run. Each module resets the lab, whose clock then restarts: called at once, the lab may
+        have solved too few intervals for any datastore to have been seen above the latency
+        threshold, and the balancer rightly waits (a round without moves, ``id`` null). So it
+        collects, models and asks again, once a second of wall time (a minute of the lab's), until
+        the round has moves."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            self.run_jobs("collect", "model")
+            resp = self.post("/api/v1/pods/basil/recommendations")
+            assert resp.status_code == 201, resp.get_data(as_text=True)
+            body: dict[str, Any] = resp.get_json()
+            if body["moves"]:
+                assert body["id"] is not None, body
+                return body
+            assert time.monotonic() < deadline, f"no move after {timeout_s:g} s: {body['stop_reason']}"
+            time.sleep(1.0)
 
     def client(self) -> FlaskClient:
         return self.app.test_client()

@@ -67,7 +67,7 @@ def test_each_kind_of_write_is_audited_once(api_env: ApiEnv) -> None:
     for role, method, path, body, action, outcome in cases:
         resp, entry = _write(api_env, role, method, path, body)
         assert entry["action"].startswith(action), (path, entry)
-        assert entry["outcome"] == outcome, (path, resp.status_code, entry)
+        assert entry["outcome"] == outcome, (path, resp.status_code, resp.get_data(as_text=True), entry)
         assert entry["who"] == (f"test-{role}" if role else "anonymous"), entry
         assert entry["from"] == "127.0.0.1", entry
         assert datetime.fromisoformat(entry["at"]) >= start
